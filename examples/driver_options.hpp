@@ -1,0 +1,136 @@
+#pragma once
+// Command-line options of the diffusion driver (01_diffusion_driver.cu), kept apart from the
+// driver so the host tests can check parsing and backend resolution without a GPU.
+
+#include <relax/control/fixed.hpp>
+#include <relax/core/error.hpp>
+#include <relax/core/report.hpp>
+#include <relax/problem/diffusion.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace relax::driver {
+
+enum class Backend { automatic, gpu, cpu };
+enum class Precision { float32, float64 };
+
+struct Options {
+  DiffusionParams problem;
+  SolveOptions solve;
+  int check_interval = 8;
+  Backend backend = Backend::automatic;
+  Precision precision = Precision::float32;
+  int threads = 0;  // reference backend: 0 = all OpenMP threads
+  std::string json_path;
+  bool help = false;
+};
+
+inline const char* usage() {
+  return "usage: relax-diffusion [options]\n"
+         "  --n N              interior points per side (default 512, >= 3)\n"
+         "  --r R              coupling r = alpha dt / h^2 (default 10, > 0)\n"
+         "  --source S         point | gaussian (default gaussian)\n"
+         "  --amplitude A      peak of dt*f (default 10)\n"
+         "  --steps K          backward-Euler steps (default 10)\n"
+         "  --tol T            stop when ||b - Au||inf / ||b||inf < T (default 1e-5)\n"
+         "  --check-interval M sweeps between convergence checks (default 8)\n"
+         "  --max-sweeps C     sweep cap per step (default 1000000)\n"
+         "  --backend B        auto | gpu | cpu (default auto: the GPU if one is present)\n"
+         "  --threads P        reference backend threads, 0 = all (default 0)\n"
+         "  --precision P      float | double (default float)\n"
+         "  --json FILE        also write the report as JSON\n"
+         "  --help             this text\n";
+}
+
+namespace detail {
+inline std::int64_t parse_int(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0') throw invalid_argument(option, text, "an integer");
+  return v;
+}
+inline double parse_real(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') throw invalid_argument(option, text, "a number");
+  return v;
+}
+inline int narrow(const std::string& option, std::int64_t v) {
+  relax::detail::require(v >= -2147483647 && v <= 2147483647, option.c_str(), v,
+                         "a value that fits in an int");
+  return static_cast<int>(v);
+}
+}  // namespace detail
+
+//! Parses the arguments after the program name. Throws `relax::invalid_argument` naming the
+//! option for an unknown option, a missing or malformed value, or a value out of range.
+inline Options parse(const std::vector<std::string>& args) {
+  Options o;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    const std::string& opt = args[k];
+    if (opt == "--help" || opt == "-h") {
+      o.help = true;
+      continue;
+    }
+    if (k + 1 >= args.size()) {
+      if (opt.rfind("--", 0) != 0) throw invalid_argument("option", opt, "an option such as --n");
+      throw invalid_argument(opt, "nothing", "a value after the option");
+    }
+    const std::string& v = args[++k];
+    if (opt == "--n") o.problem.n = detail::parse_int(opt, v);
+    else if (opt == "--r") o.problem.r = detail::parse_real(opt, v);
+    else if (opt == "--source") {
+      try {
+        o.problem.source = parse_source(v);
+      } catch (const invalid_argument&) {
+        throw invalid_argument(opt, v, "point or gaussian");
+      }
+    }
+    else if (opt == "--amplitude") o.problem.amplitude = detail::parse_real(opt, v);
+    else if (opt == "--steps") o.problem.steps = detail::narrow(opt, detail::parse_int(opt, v));
+    else if (opt == "--tol") o.solve.tol = detail::parse_real(opt, v);
+    else if (opt == "--check-interval") o.check_interval = detail::narrow(opt, detail::parse_int(opt, v));
+    else if (opt == "--max-sweeps") o.solve.max_sweeps = detail::parse_int(opt, v);
+    else if (opt == "--threads") o.threads = detail::narrow(opt, detail::parse_int(opt, v));
+    else if (opt == "--json") o.json_path = v;
+    else if (opt == "--backend") {
+      if (v == "auto") o.backend = Backend::automatic;
+      else if (v == "gpu") o.backend = Backend::gpu;
+      else if (v == "cpu") o.backend = Backend::cpu;
+      else throw invalid_argument(opt, v, "auto, gpu or cpu");
+    } else if (opt == "--precision") {
+      if (v == "float") o.precision = Precision::float32;
+      else if (v == "double") o.precision = Precision::float64;
+      else throw invalid_argument(opt, v, "float or double");
+    } else {
+      throw invalid_argument("option", opt, "one of the options listed by --help");
+    }
+  }
+  // The library names its own parameters (n, r, tol, ...); the user typed --n, --r, --tol.
+  try {
+    o.problem.validate();
+    o.solve.validate();
+    Fixed(o.check_interval).validate();
+  } catch (const invalid_argument& e) {
+    std::string option = "--" + e.argument();
+    for (char& c : option)
+      if (c == '_') c = '-';
+    throw invalid_argument(option, e.value(), e.expected());
+  }
+  relax::detail::require(o.threads >= 0, "--threads", o.threads, "0 (all) or more");
+  return o;
+}
+
+//! The backend a run uses: `gpu` needs a device; `automatic` takes the GPU when there is one.
+inline Backend resolve(Backend requested, int devices) {
+  if (requested == Backend::gpu && devices == 0)
+    throw invalid_argument("--backend", "gpu", "auto or cpu: no CUDA device is present");
+  if (requested == Backend::automatic) return devices > 0 ? Backend::gpu : Backend::cpu;
+  return requested;
+}
+
+}  // namespace relax::driver

@@ -1,0 +1,58 @@
+#pragma once
+//! \file
+//! Facts about the CUDA devices of this machine, and the check that one is present.
+
+#include <relax/core/cuda_check.hpp>
+#include <relax/core/error.hpp>
+
+#include <cstddef>
+#include <string>
+
+namespace relax {
+
+//! What the solvers need to know about a device to size and choose their launches.
+struct DeviceInfo {
+  int id = 0;
+  std::string name;
+  int major = 0;  //!< compute capability, major
+  int minor = 0;  //!< compute capability, minor
+  int sm_count = 0;
+  std::size_t l2_bytes = 0;
+  std::size_t global_bytes = 0;
+  std::size_t shared_per_block_optin = 0;  //!< the most shared memory a block may opt into
+  bool cooperative_launch = false;
+};
+
+//! The number of CUDA devices usable here; 0 (not an exception) when there is no device or no
+//! driver, so callers can fall back to the reference backend.
+inline int device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();  // clear the sticky "no device" status
+    return 0;
+  }
+  return count;
+}
+
+//! Facts about device `id`; throws `relax::invalid_argument` if there is no such device.
+inline DeviceInfo device_info(int id = 0) {
+  const int count = device_count();
+  detail::require(id >= 0 && id < count, "device", id,
+                  count == 0 ? "a CUDA device, but none is present"
+                             : "an index below the number of CUDA devices");
+  cudaDeviceProp prop{};
+  RELAX_CUDA_CHECK(cudaGetDeviceProperties(&prop, id));
+  DeviceInfo info;
+  info.id = id;
+  info.name = prop.name;
+  info.major = prop.major;
+  info.minor = prop.minor;
+  info.sm_count = prop.multiProcessorCount;
+  info.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
+  info.global_bytes = prop.totalGlobalMem;
+  info.shared_per_block_optin = prop.sharedMemPerBlockOptin;
+  info.cooperative_launch = prop.cooperativeLaunch != 0;
+  return info;
+}
+
+}  // namespace relax

@@ -1,0 +1,93 @@
+#pragma once
+//! \file
+//! Options of a linear solve and the reports a solve and a run of time steps return. Shared by
+//! the GPU solvers and the reference backend so their results compare field by field.
+
+#include <relax/core/error.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace relax {
+
+//! When a solve stops. The convergence criterion is the relative true residual
+//!
+//!     ρ = ‖b − A u‖∞ / ‖b‖∞ < tol,
+//!
+//! where b is the right-hand side of the interior system (the boundary values moved into it), so
+//! ‖b‖∞ > 0 whenever the boundary or the source is non-zero; if b = 0, ρ is the absolute residual.
+//! Because A is strictly diagonally dominant, ρ bounds the relative error of the solution.
+struct SolveOptions {
+  double tol = 1e-5;                      //!< stop once ρ < tol
+  std::int64_t max_sweeps = 1'000'000;    //!< sweep cap per solve; reaching it is `sweep_cap`
+  bool record_history = false;            //!< keep (sweeps, ρ) of every check in the report
+
+  //! \throws relax::invalid_argument naming `tol` or `max_sweeps`.
+  void validate() const {
+    detail::require(std::isfinite(tol) && tol > 0.0, "tol", tol, "a finite tolerance > 0");
+    detail::require(max_sweeps >= 1, "max_sweeps", max_sweeps, "a sweep cap of at least 1");
+  }
+};
+
+//! How a solve ended. Not converging is a status, not an exception.
+enum class SolveStatus {
+  converged,   //!< ρ < tol at a check
+  sweep_cap,   //!< the sweep cap was reached first
+  non_finite,  //!< ρ was NaN or infinite: the iteration broke down
+};
+
+inline const char* to_string(SolveStatus s) {
+  switch (s) {
+    case SolveStatus::converged: return "converged";
+    case SolveStatus::sweep_cap: return "not converged (sweep cap reached)";
+    case SolveStatus::non_finite: return "not converged (non-finite residual)";
+  }
+  return "unknown";
+}
+
+//! ρ after `sweeps` sweeps.
+struct ResidualSample {
+  std::int64_t sweeps = 0;
+  double rho = 0.0;
+};
+
+//! The outcome of one linear solve (one time step).
+struct SolveReport {
+  SolveStatus status = SolveStatus::sweep_cap;
+  std::int64_t sweeps = 0;    //!< sweeps performed
+  std::int64_t checks = 0;    //!< convergence checks performed
+  double rho = 0.0;           //!< ρ at the last check
+  double rhs_norm = 0.0;      //!< ‖b‖∞
+  double time_ms = 0.0;       //!< wall time of the solve on its stream (device events) or host
+  std::vector<ResidualSample> history;  //!< every check, if requested
+
+  bool converged() const { return status == SolveStatus::converged; }
+};
+
+//! The outcome of a run of time steps.
+struct RunReport {
+  std::int64_t n = 0;                //!< interior points per side
+  std::vector<SolveReport> steps;    //!< one per time step performed
+  double time_ms = 0.0;              //!< all steps, right-hand sides and checks included
+
+  bool converged() const {
+    for (const auto& s : steps)
+      if (!s.converged()) return false;
+    return !steps.empty();
+  }
+  std::int64_t sweeps() const {
+    std::int64_t total = 0;
+    for (const auto& s : steps) total += s.sweeps;
+    return total;
+  }
+  //! Lattice updates per second over the whole run, in units of 10⁹.
+  double gups() const {
+    return time_ms > 0 ? static_cast<double>(sweeps()) * static_cast<double>(n) *
+                             static_cast<double>(n) / (time_ms * 1e6)
+                       : 0.0;
+  }
+};
+
+}  // namespace relax

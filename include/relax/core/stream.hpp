@@ -1,0 +1,75 @@
+#pragma once
+//! \file
+//! RAII CUDA streams and events, and `EventTimer`, which times device work between two events.
+
+#include <relax/core/cuda_check.hpp>
+
+#include <utility>
+
+namespace relax {
+
+//! An owned, non-blocking CUDA stream.
+class Stream {
+ public:
+  Stream() { RELAX_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  Stream(Stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
+  Stream& operator=(Stream&& other) noexcept {
+    std::swap(stream_, other.stream_);
+    return *this;
+  }
+  ~Stream() {
+    if (stream_) (void)cudaStreamDestroy(stream_);
+  }
+
+  cudaStream_t get() const noexcept { return stream_; }
+  operator cudaStream_t() const noexcept { return stream_; }
+  void synchronize() const { RELAX_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+//! An owned CUDA event with timing enabled.
+class Event {
+ public:
+  Event() { RELAX_CUDA_CHECK(cudaEventCreate(&event_)); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
+  Event& operator=(Event&& other) noexcept {
+    std::swap(event_, other.event_);
+    return *this;
+  }
+  ~Event() {
+    if (event_) (void)cudaEventDestroy(event_);
+  }
+
+  cudaEvent_t get() const noexcept { return event_; }
+  void record(cudaStream_t stream) { RELAX_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+  void synchronize() const { RELAX_CUDA_CHECK(cudaEventSynchronize(event_)); }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+//! Times device work on one stream: `start()`, enqueue work, `stop()`, then `milliseconds()`
+//! (which waits for the stop event).
+class EventTimer {
+ public:
+  void start(cudaStream_t stream) { start_.record(stream); }
+  void stop(cudaStream_t stream) { stop_.record(stream); }
+  double milliseconds() const {
+    stop_.synchronize();
+    float ms = 0.0f;
+    RELAX_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
+    return ms;
+  }
+
+ private:
+  Event start_;
+  Event stop_;
+};
+
+}  // namespace relax

@@ -1,0 +1,61 @@
+#pragma once
+//! \file
+//! Max-norm reductions shared by Jacobi and CG: a block-level step built on `cub::BlockReduce`
+//! that folds a block's maximum into one device word, and `MaxNormSlot`, the host side that
+//! clears that word and reads it back.
+//!
+//! Values are reduced as the bit patterns of |x| (`relax::arith::abs_bits`): a max over them is
+//! exact and independent of the order of reduction, so it equals the host reference's bit for
+//! bit, and NaN propagates.
+
+#include <relax/core/buffer.hpp>
+#include <relax/core/cuda_check.hpp>
+#include <relax/stencil/arithmetic.hpp>
+
+#include <cub/block/block_reduce.cuh>
+#include <cuda/atomic>
+#include <cuda/functional>
+
+namespace relax {
+
+//! Every thread of a `BlockX × BlockY` block calls this with its partial max; the block's max is
+//! folded into `*target` with one atomic. Uses shared memory; call it once per kernel.
+template <int BlockX, int BlockY, class Bits>
+__device__ void block_max_into(Bits partial, Bits* target) {
+  using Reduce = cub::BlockReduce<Bits, BlockX, cub::BLOCK_REDUCE_WARP_REDUCTIONS, BlockY>;
+  __shared__ typename Reduce::TempStorage storage;
+  const Bits block_max = Reduce(storage).Reduce(partial, cuda::maximum<Bits>{});
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    cuda::atomic_ref<Bits, cuda::thread_scope_device> ref(*target);
+    ref.fetch_max(block_max, cuda::memory_order_relaxed);
+  }
+}
+
+//! One device word that kernels fold a max-norm into, with its pinned host mirror.
+template <class T>
+class MaxNormSlot {
+ public:
+  using bits_type = arith::bits_t<T>;
+
+  MaxNormSlot() : device_(1), host_(1) {}
+
+  //! Sets the word to 0 (the bits of +0.0), ordered on `stream`.
+  void reset(cudaStream_t stream) {
+    RELAX_CUDA_CHECK(cudaMemsetAsync(device_.data(), 0, sizeof(bits_type), stream));
+  }
+  //! Where kernels fold their maxima.
+  bits_type* target() { return device_.data(); }
+  //! Waits for `stream` and returns the max-norm.
+  T read(cudaStream_t stream) {
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(host_.data(), device_.data(), sizeof(bits_type),
+                                     cudaMemcpyDeviceToHost, stream));
+    RELAX_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return arith::from_bits<T>(host_.data()[0]);
+  }
+
+ private:
+  DeviceBuffer<bits_type> device_;
+  PinnedBuffer<bits_type> host_;
+};
+
+}  // namespace relax

@@ -1,0 +1,43 @@
+#pragma once
+//! \file
+//! The reference backend's run of implicit diffusion steps (see `relax/problem/diffusion.hpp`):
+//! the oracle for the GPU run and the CPU baseline of the benchmarks.
+
+#include <relax/problem/diffusion.hpp>
+#include <relax/reference/jacobi.hpp>
+#include <relax/stencil/stencil5.hpp>
+
+#include <chrono>
+#include <functional>
+#include <utility>
+
+namespace relax::reference {
+
+//! Runs `p.steps` implicit diffusion steps on the host. Stops after a step that does not
+//! converge. `on_step(step, report)` is called after each step; `solution`, if given, receives
+//! the final state.
+template <class T>
+RunReport run_diffusion(const DiffusionParams& p, int check_interval, const SolveOptions& options,
+                        Exec exec = {}, HostGrid<T>* solution = nullptr,
+                        const std::function<void(int, const SolveReport&)>& on_step = {}) {
+  p.validate();
+  const Stencil5<T> stencil(p.r);
+  HostGrid<T> u = initial_state<T>(p);
+  const HostGrid<T> f = source_term<T>(p);
+  HostGrid<T> b(p.n), scratch(p.n);
+  RunReport run;
+  run.n = p.n;
+  const auto start = std::chrono::steady_clock::now();
+  for (int step = 0; step < p.steps; ++step) {
+    add(u, f, b);
+    run.steps.push_back(solve(stencil, u, scratch, b, check_interval, options, exec));
+    if (on_step) on_step(step, run.steps.back());
+    if (!run.steps.back().converged()) break;
+  }
+  run.time_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (solution) *solution = std::move(u);
+  return run;
+}
+
+}  // namespace relax::reference

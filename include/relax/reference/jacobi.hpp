@@ -1,0 +1,152 @@
+#pragma once
+//! \file
+//! The reference backend: host implementations, serial and OpenMP, of the Jacobi sweep, the
+//! residual norm, the right-hand side, one linear solve and a run of implicit diffusion steps.
+//!
+//! They compute in the stencil's own `RELAX_HOST_DEVICE` functions, so a GPU strategy and this
+//! backend produce the same bits for the same schedule; every point of a sweep and of a max-norm
+//! is independent of the order of evaluation, so the OpenMP versions equal the serial ones too.
+//! The control loop here is written independently of the GPU solver's on purpose: an oracle that
+//! shared the solver's loop would share its bugs.
+
+#include <relax/core/report.hpp>
+#include <relax/stencil/arithmetic.hpp>
+#include <relax/stencil/grid.hpp>
+#include <relax/stencil/traits.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <utility>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace relax::reference {
+
+//! How the reference backend runs: `threads == 1` is serial, `threads == 0` uses every OpenMP
+//! thread, `threads > 1` that many. Without OpenMP every setting runs serially.
+struct Exec {
+  int threads = 1;
+  static Exec serial() { return {1}; }
+  static Exec openmp(int threads = 0) { return {threads}; }
+  int resolved_threads() const {
+#if defined(_OPENMP)
+    return threads > 0 ? threads : omp_get_max_threads();
+#else
+    return 1;
+#endif
+  }
+};
+
+//! One Jacobi sweep of the interior: out = update(u). The ring of `out` is not touched.
+template <class S, class T = typename S::value_type>
+void sweep(const S& s, const HostGrid<T>& u, HostGrid<T>& out, const HostGrid<T>& b, Exec exec = {}) {
+  static_assert(is_stencil_v<S>, "relax::reference::sweep: S is not a stencil (see is_stencil_v)");
+  detail::require_layout(out.layout(), u.layout(), "out");
+  detail::require_layout(b.layout(), u.layout(), "b");
+  const std::int64_t n = u.n();
+  const int threads = exec.resolved_threads();
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (std::int64_t i = 1; i <= n; ++i)
+    for (std::int64_t j = 1; j <= n; ++j)
+      out(i, j) = s.update(b(i, j), u(i - 1, j), u(i + 1, j), u(i, j + 1), u(i, j - 1));
+}
+
+namespace detail {
+//! max over interior points of |s.residual(b, c, nbrs)|, where `value(i, j)` supplies u.
+template <class S, class T, class Value>
+T residual_max(const S& s, const HostGrid<T>& b, Value value, Exec exec) {
+  const std::int64_t n = b.n();
+  const int threads = exec.resolved_threads();
+  arith::bits_t<T> best = 0;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1) reduction(max : best)
+  for (std::int64_t i = 1; i <= n; ++i)
+    for (std::int64_t j = 1; j <= n; ++j) {
+      const T r = s.residual(b(i, j), value(i, j), value(i - 1, j), value(i + 1, j),
+                             value(i, j + 1), value(i, j - 1));
+      best = std::max(best, arith::abs_bits(r));
+    }
+  return arith::from_bits<T>(best);
+}
+}  // namespace detail
+
+//! ‖b − A u‖∞ over the interior, in the stencil's difference form.
+template <class S, class T = typename S::value_type>
+T residual_norm(const S& s, const HostGrid<T>& u, const HostGrid<T>& b, Exec exec = {}) {
+  relax::detail::require_layout(b.layout(), u.layout(), "b");
+  return detail::residual_max(s, b, [&](std::int64_t i, std::int64_t j) { return u(i, j); }, exec);
+}
+
+//! ‖b‖∞ of the interior system: b plus the boundary values that A couples in from the ring of
+//! `u`, i.e. the residual of a zero interior.
+template <class S, class T = typename S::value_type>
+T rhs_norm(const S& s, const HostGrid<T>& u, const HostGrid<T>& b, Exec exec = {}) {
+  relax::detail::require_layout(b.layout(), u.layout(), "b");
+  const std::int64_t edge = u.n() + 1;
+  return detail::residual_max(
+      s, b,
+      [&](std::int64_t i, std::int64_t j) {
+        const bool ring = i == 0 || j == 0 || i == edge || j == edge;
+        return ring ? u(i, j) : T(0);
+      },
+      exec);
+}
+
+//! out = x + y over the whole allocation (the fused right-hand side b = uⁿ + Δt f).
+template <class T>
+void add(const HostGrid<T>& x, const HostGrid<T>& y, HostGrid<T>& out) {
+  relax::detail::require_layout(y.layout(), x.layout(), "y");
+  relax::detail::require_layout(out.layout(), x.layout(), "out");
+  const auto& xs = x.storage();
+  const auto& ys = y.storage();
+  auto& os = out.storage();
+  for (std::size_t k = 0; k < xs.size(); ++k) os[k] = arith::add(xs[k], ys[k]);
+}
+
+//! Solves A u = b by Jacobi sweeps from the initial guess in `u`, checking ρ every
+//! `check_interval` sweeps (see `SolveOptions`). `u` holds the last iterate on return; `scratch`
+//! is overwritten.
+template <class S, class T = typename S::value_type>
+SolveReport solve(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGrid<T>& b,
+                  int check_interval, const SolveOptions& options, Exec exec = {}) {
+  options.validate();
+  relax::detail::require(check_interval >= 1, "check_interval", check_interval,
+                         "at least 1 sweep between checks");
+  relax::detail::require_layout(scratch.layout(), u.layout(), "scratch");
+  const auto start = std::chrono::steady_clock::now();
+  scratch = u;  // the ring of both buffers must hold the boundary values
+  SolveReport report;
+  report.rhs_norm = static_cast<double>(rhs_norm(s, u, b, exec));
+  const double scale = report.rhs_norm > 0.0 ? report.rhs_norm : 1.0;
+  for (;;) {
+    const std::int64_t batch =
+        std::min<std::int64_t>(check_interval, options.max_sweeps - report.sweeps);
+    for (std::int64_t k = 0; k < batch; ++k) {
+      sweep(s, u, scratch, b, exec);
+      std::swap(u, scratch);
+    }
+    report.sweeps += batch;
+    report.rho = static_cast<double>(residual_norm(s, u, b, exec)) / scale;
+    ++report.checks;
+    if (options.record_history) report.history.push_back({report.sweeps, report.rho});
+    if (!std::isfinite(report.rho)) {
+      report.status = SolveStatus::non_finite;
+      break;
+    }
+    if (report.rho < options.tol) {
+      report.status = SolveStatus::converged;
+      break;
+    }
+    if (report.sweeps >= options.max_sweeps) {
+      report.status = SolveStatus::sweep_cap;
+      break;
+    }
+  }
+  report.time_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace relax::reference

@@ -1,0 +1,30 @@
+#pragma once
+//! \file
+//! The umbrella header. Host-only parts (the reference backend, problems, policies, reports)
+//! compile with any C++17 compiler; the GPU parts are included when compiling as CUDA.
+
+#include <relax/config.hpp>
+#include <relax/control/fixed.hpp>
+#include <relax/core/error.hpp>
+#include <relax/core/report.hpp>
+#include <relax/problem/diffusion.hpp>
+#include <relax/reference/diffusion.hpp>
+#include <relax/reference/jacobi.hpp>
+#include <relax/stencil/arithmetic.hpp>
+#include <relax/stencil/grid.hpp>
+#include <relax/stencil/stencil5.hpp>
+#include <relax/stencil/traits.hpp>
+
+#if defined(__CUDACC__)
+#include <relax/core/buffer.hpp>
+#include <relax/core/cuda_check.hpp>
+#include <relax/core/device.hpp>
+#include <relax/core/stream.hpp>
+#include <relax/primitives/blas1.cuh>
+#include <relax/primitives/max_norm.cuh>
+#include <relax/solver/diffusion.cuh>
+#include <relax/solver/solver.cuh>
+#include <relax/stencil/device_grid.hpp>
+#include <relax/stencil/residual.cuh>
+#include <relax/strategy/sync.cuh>
+#endif

@@ -1,0 +1,122 @@
+#pragma once
+//! \file
+//! `relax::Solver<Stencil, Strategy, Controller>`: Jacobi for A u = b on one GPU, composed from
+//! three independent policies:
+//!
+//! - `Stencil` — the operator and its arithmetic (`Stencil5<T>`);
+//! - `Strategy` — how sweeps are scheduled (`Sync`);
+//! - `Controller` — when ρ is checked (`Fixed`).
+//!
+//! The solver allocates its workspace once, at construction; a solve allocates nothing.
+
+#include <relax/control/fixed.hpp>
+#include <relax/core/device.hpp>
+#include <relax/core/report.hpp>
+#include <relax/core/stream.hpp>
+#include <relax/stencil/device_grid.hpp>
+#include <relax/stencil/residual.cuh>
+#include <relax/stencil/traits.hpp>
+#include <relax/strategy/traits.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace relax {
+
+template <class Stencil_, class Strategy_, class Controller_ = Fixed>
+class Solver {
+  static_assert(is_stencil_v<Stencil_>,
+                "relax::Solver<Stencil, Strategy, Controller>: the first argument (Stencil) is not "
+                "a stencil; see relax/stencil/traits.hpp for what a stencil provides");
+  static_assert(is_strategy_v<Strategy_>,
+                "relax::Solver<Stencil, Strategy, Controller>: the second argument (Strategy) is "
+                "not a strategy such as relax::Sync (is its header included?)");
+  static_assert(is_controller_v<Controller_>,
+                "relax::Solver<Stencil, Strategy, Controller>: the third argument (Controller) is "
+                "not a convergence controller such as relax::Fixed");
+
+ public:
+  using Stencil = Stencil_;
+  using Strategy = Strategy_;
+  using Controller = Controller_;
+  using value_type = typename Stencil::value_type;
+
+  //! A solver for `n × n` grids on the current device. Allocates one grid of workspace.
+  //! \throws relax::unavailable_error if there is no CUDA device;
+  //!         relax::invalid_argument for a bad `n`, controller or option.
+  Solver(std::int64_t n, Stencil stencil, Controller controller = {}, SolveOptions options = {})
+      : stencil_(require_device(stencil)), controller_(controller), options_(options) {
+    controller_.validate();
+    options_.validate();
+    scratch_ = DeviceGrid<value_type>(n, stream_);
+  }
+
+  const Stencil& stencil() const { return stencil_; }
+  const Controller& controller() const { return controller_; }
+  const SolveOptions& options() const { return options_; }
+  //! The solver's own stream, used when a call names none.
+  cudaStream_t stream() const { return stream_.get(); }
+  std::int64_t n() const { return scratch_.n(); }
+
+  //! Solves A u = b from the initial guess in `u`, whose ring holds the boundary values. On
+  //! return `u` holds the last iterate (its storage may have been exchanged with the solver's
+  //! workspace; views taken before the call are stale). Blocks until the solve is done.
+  SolveReport solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b) {
+    return solve(u, b, stream_.get());
+  }
+
+  SolveReport solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b,
+                    cudaStream_t stream) {
+    detail::require_layout(u.layout(), scratch_.layout(), "u");
+    detail::require_layout(b.layout(), scratch_.layout(), "b");
+    timer_.start(stream);
+    copy(u, scratch_, stream);  // the workspace needs u's boundary ring
+    SolveReport report;
+    report.rhs_norm = static_cast<double>(rhs_norm(stencil_, u, b, slot_, stream));
+    const double scale = report.rhs_norm > 0.0 ? report.rhs_norm : 1.0;
+    while (true) {
+      const std::int64_t batch =
+          std::min(controller_.sweeps_before_check(), options_.max_sweeps - report.sweeps);
+      Sweeper<Strategy>::run(stencil_, u, scratch_, b, batch, stream);
+      report.sweeps += batch;
+      report.rho = static_cast<double>(residual_norm(stencil_, u, b, slot_, stream)) / scale;
+      ++report.checks;
+      if (options_.record_history) report.history.push_back({report.sweeps, report.rho});
+      if (!std::isfinite(report.rho)) {
+        report.status = SolveStatus::non_finite;
+        break;
+      }
+      if (report.rho < options_.tol) {
+        report.status = SolveStatus::converged;
+        break;
+      }
+      if (report.sweeps >= options_.max_sweeps) {
+        report.status = SolveStatus::sweep_cap;
+        break;
+      }
+    }
+    timer_.stop(stream);
+    report.time_ms = timer_.milliseconds();
+    return report;
+  }
+
+ private:
+  // Runs before any member touches the device, so "no GPU" is reported as such.
+  static const Stencil& require_device(const Stencil& s) {
+    if (device_count() == 0)
+      throw unavailable_error("relax::Solver needs a CUDA device and none is present; use the "
+                              "reference backend (relax/reference) instead");
+    return s;
+  }
+
+  Stencil stencil_;
+  Controller controller_;
+  SolveOptions options_;
+  Stream stream_;
+  DeviceGrid<value_type> scratch_;
+  MaxNormSlot<value_type> slot_;
+  EventTimer timer_;
+};
+
+}  // namespace relax

@@ -1,0 +1,88 @@
+#pragma once
+//! \file
+//! `DeviceGrid<T>`: a grid (see `relax/stencil/grid.hpp`) in device memory, and the copies
+//! between host and device grids.
+
+#include <relax/core/buffer.hpp>
+#include <relax/core/cuda_check.hpp>
+#include <relax/stencil/grid.hpp>
+
+#include <cstdint>
+
+namespace relax {
+
+//! A grid in device memory. Created zeroed (padding included), so no byte of it is ever read
+//! uninitialised. Move-only; `swap` exchanges storage in O(1), which is how ping-pong buffers
+//! trade places.
+template <class T>
+class DeviceGrid {
+ public:
+  using value_type = T;
+  DeviceGrid() = default;
+  //! Allocates and zeroes an `n × n` grid; the zeroing is ordered on `stream`.
+  explicit DeviceGrid(std::int64_t n, cudaStream_t stream = nullptr)
+      : layout_(GridLayout::of<T>(n)), data_(static_cast<std::size_t>(layout_.size())) {
+    RELAX_CUDA_CHECK(cudaMemsetAsync(data_.data(), 0, data_.bytes(), stream));
+  }
+
+  const GridLayout& layout() const { return layout_; }
+  std::int64_t n() const { return layout_.n; }
+  grid_view<T> view() { return make_grid_view(data_.data(), layout_); }
+  grid_view<const T> view() const { return make_grid_view<const T>(data_.data(), layout_); }
+  //! The whole allocation, padding included.
+  T* data() { return data_.data(); }
+  const T* data() const { return data_.data(); }
+  std::size_t bytes() const { return data_.bytes(); }
+  void swap(DeviceGrid& other) noexcept {
+    std::swap(layout_, other.layout_);
+    data_.swap(other.data_);
+  }
+
+ private:
+  GridLayout layout_;
+  DeviceBuffer<T> data_;
+};
+
+//! Copies a host grid to a device grid of the same layout, ordered on `stream`.
+template <class T>
+void copy(const HostGrid<T>& from, DeviceGrid<T>& to, cudaStream_t stream = nullptr) {
+  detail::require_layout(to.layout(), from.layout(), "to");
+  RELAX_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.storage().data(), to.bytes(),
+                                   cudaMemcpyHostToDevice, stream));
+  RELAX_CUDA_CHECK(cudaStreamSynchronize(stream));  // `from` may be pageable and short-lived
+}
+
+//! Copies a device grid to a host grid of the same layout; returns once the data is on the host.
+template <class T>
+void copy(const DeviceGrid<T>& from, HostGrid<T>& to, cudaStream_t stream = nullptr) {
+  detail::require_layout(to.layout(), from.layout(), "to");
+  RELAX_CUDA_CHECK(cudaMemcpyAsync(to.storage().data(), from.data(), from.bytes(),
+                                   cudaMemcpyDeviceToHost, stream));
+  RELAX_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+//! Copies a device grid to another of the same layout, ordered on `stream`.
+template <class T>
+void copy(const DeviceGrid<T>& from, DeviceGrid<T>& to, cudaStream_t stream = nullptr) {
+  detail::require_layout(to.layout(), from.layout(), "to");
+  RELAX_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), from.bytes(), cudaMemcpyDeviceToDevice,
+                                   stream));
+}
+
+//! A host copy of a device grid.
+template <class T>
+HostGrid<T> to_host(const DeviceGrid<T>& from, cudaStream_t stream = nullptr) {
+  HostGrid<T> out(from.n());
+  copy(from, out, stream);
+  return out;
+}
+
+//! A device copy of a host grid.
+template <class T>
+DeviceGrid<T> to_device(const HostGrid<T>& from, cudaStream_t stream = nullptr) {
+  DeviceGrid<T> out(from.n(), stream);
+  copy(from, out, stream);
+  return out;
+}
+
+}  // namespace relax

@@ -1,0 +1,36 @@
+#pragma once
+//! \file
+//! The synchronous strategy's tag: one kernel launch per sweep, ping-pong buffers. The kernel
+//! boundary is the global barrier, so every sweep reads only the previous sweep's values: the
+//! iterates are exactly those of textbook Jacobi (and of `relax::reference::sweep`). The kernel
+//! is in `sync.cuh`.
+
+#include <relax/strategy/traits.hpp>
+
+#include <type_traits>
+
+namespace relax {
+
+//! Synchronous sweeps with blocks of `BlockX × BlockY` threads, each thread updating
+//! `RowsPerThread` consecutive rows of its column.
+template <int BlockX, int BlockY, int RowsPerThread = 1>
+struct SyncTile {
+  static_assert(BlockX > 0 && BlockX % 32 == 0,
+                "relax::SyncTile: BlockX must be a positive multiple of 32 (a warp covers a row)");
+  static_assert(BlockY >= 1 && BlockX * BlockY <= 1024,
+                "relax::SyncTile: BlockY must be >= 1 and BlockX * BlockY <= 1024 threads");
+  static_assert(RowsPerThread >= 1, "relax::SyncTile: RowsPerThread must be >= 1");
+  static constexpr int block_x = BlockX;
+  static constexpr int block_y = BlockY;
+  static constexpr int rows_per_thread = RowsPerThread;
+};
+
+//! The synchronous strategy with the default shape: 32 × 8 threads (the source study's tile), one
+//! row per thread. Measured on the H200 against 2 and 4 rows per thread: see
+//! docs/results/README.md ("Sync sweep shape").
+using Sync = SyncTile<32, 8, 1>;
+
+template <int X, int Y, int R>
+struct is_strategy<SyncTile<X, Y, R>> : std::true_type {};
+
+}  // namespace relax

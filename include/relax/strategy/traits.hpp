@@ -1,0 +1,31 @@
+#pragma once
+//! \file
+//! `is_strategy_v<S>` and `Sweeper<Strategy>`, the customisation point every strategy specialises.
+//!
+//! A strategy is a tag type carrying its constants. `Sweeper<Strategy>::run(stencil, u, scratch,
+//! b, count, stream)` performs `count` Jacobi sweeps of A u = b on `stream`, leaving the iterate
+//! in `u` (`scratch` is the strategy's second buffer; both must hold the boundary ring).
+
+#include <relax/config.hpp>
+
+#include <type_traits>
+
+namespace relax {
+
+//! Specialised by each strategy header to `std::true_type`.
+template <class S>
+struct is_strategy : std::false_type {};
+
+//! True when `S` is a sweep strategy (`Sync`, and later `BlockAsync<D>`, `TemporalBlock<D>`).
+template <class S>
+inline constexpr bool is_strategy_v = is_strategy<S>::value;
+
+//! Launches sweeps for a strategy. The primary template exists only to say what went wrong.
+template <class Strategy>
+struct Sweeper {
+  static_assert(detail::dependent_false<Strategy>,
+                "relax::Sweeper<Strategy>: no specialisation for this Strategy; is its header "
+                "included, and is it a strategy (is_strategy_v)?");
+};
+
+}  // namespace relax

@@ -1,0 +1,132 @@
+// Bad input gives a clear error naming the argument: library parameters and the driver's options.
+#include <catch2/catch.hpp>
+
+#include "driver_options.hpp"
+
+#include <relax/control/fixed.hpp>
+#include <relax/reference/jacobi.hpp>
+#include <relax/stencil/stencil5.hpp>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Runs `fn`, requires a relax::invalid_argument, and returns the argument it names.
+template <class Fn>
+std::string rejected_argument(Fn&& fn) {
+  try {
+    fn();
+  } catch (const relax::invalid_argument& e) {
+    INFO(e.what());
+    CHECK(std::string(e.what()).find(e.argument()) != std::string::npos);
+    return e.argument();
+  }
+  FAIL("no relax::invalid_argument was thrown");
+  return "";
+}
+
+std::string rejected_option(std::vector<std::string> args) {
+  return rejected_argument([&] { (void)relax::driver::parse(args); });
+}
+
+const double not_a_number = std::numeric_limits<double>::quiet_NaN();
+const double infinity = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+TEST_CASE("problem parameters are validated", "[validation]") {
+  relax::DiffusionParams p;
+  for (std::int64_t n : {-1, 0, 1, 2}) {
+    p = {};
+    p.n = n;
+    CHECK(rejected_argument([&] { p.validate(); }) == "n");
+  }
+  for (double r : {0.0, -1.0, not_a_number, infinity}) {
+    p = {};
+    p.r = r;
+    CHECK(rejected_argument([&] { p.validate(); }) == "r");
+    CHECK(rejected_argument([&] { relax::Stencil5<float> s(r); }) == "r");
+  }
+  p = {};
+  p.steps = 0;
+  CHECK(rejected_argument([&] { p.validate(); }) == "steps");
+  p = {};
+  p.amplitude = not_a_number;
+  CHECK(rejected_argument([&] { p.validate(); }) == "amplitude");
+  CHECK(rejected_argument([] { (void)relax::parse_source("line"); }) == "source");
+  CHECK(relax::parse_source("point") == relax::Source::point);
+}
+
+TEST_CASE("solve options and controllers are validated", "[validation]") {
+  for (double tol : {0.0, -1e-5, not_a_number, infinity}) {
+    relax::SolveOptions o;
+    o.tol = tol;
+    CHECK(rejected_argument([&] { o.validate(); }) == "tol");
+  }
+  relax::SolveOptions o;
+  o.max_sweeps = 0;
+  CHECK(rejected_argument([&] { o.validate(); }) == "max_sweeps");
+  CHECK(rejected_argument([] { relax::Fixed f(0); }) == "check_interval");
+  const relax::Stencil5<float> s(1.0);
+  relax::HostGrid<float> u(8), scratch(8), b(8);
+  CHECK(rejected_argument([&] { relax::reference::solve(s, u, scratch, b, 0, {}); }) ==
+        "check_interval");
+}
+
+TEST_CASE("grids of the wrong size are rejected", "[validation]") {
+  const relax::Stencil5<float> s(1.0);
+  relax::HostGrid<float> u(8), other(9), b(8);
+  CHECK(rejected_argument([&] { relax::reference::sweep(s, u, other, b); }) == "out");
+  CHECK(rejected_argument([&] { relax::reference::sweep(s, u, b, other); }) == "b");
+  CHECK(rejected_argument([&] { (void)relax::reference::residual_norm(s, u, other); }) == "b");
+  CHECK(rejected_argument([&] { relax::reference::solve(s, u, other, b, 8, {}); }) == "scratch");
+}
+
+TEST_CASE("driver options: defaults, values and errors", "[validation][driver]") {
+  const auto d = relax::driver::parse({});
+  CHECK(d.problem.n == 512);
+  CHECK(d.check_interval == 8);
+  CHECK(d.solve.tol == 1e-5);
+  CHECK(d.backend == relax::driver::Backend::automatic);
+
+  const auto o = relax::driver::parse({"--n", "70", "--r", "100", "--source", "point", "--steps",
+                                       "3", "--tol", "1e-6", "--check-interval", "4", "--backend",
+                                       "cpu", "--precision", "double", "--json", "out.json"});
+  CHECK(o.problem.n == 70);
+  CHECK(o.problem.r == 100.0);
+  CHECK(o.problem.source == relax::Source::point);
+  CHECK(o.problem.steps == 3);
+  CHECK(o.solve.tol == 1e-6);
+  CHECK(o.check_interval == 4);
+  CHECK(o.backend == relax::driver::Backend::cpu);
+  CHECK(o.precision == relax::driver::Precision::float64);
+  CHECK(o.json_path == "out.json");
+
+  CHECK(rejected_option({"--n", "2"}) == "--n");
+  CHECK(rejected_option({"--n", "12x"}) == "--n");
+  CHECK(rejected_option({"--r", "0"}) == "--r");
+  CHECK(rejected_option({"--r", "nan"}) == "--r");
+  CHECK(rejected_option({"--r", "abc"}) == "--r");
+  CHECK(rejected_option({"--tol", "0"}) == "--tol");
+  CHECK(rejected_option({"--check-interval", "0"}) == "--check-interval");
+  CHECK(rejected_option({"--max-sweeps", "0"}) == "--max-sweeps");
+  CHECK(rejected_option({"--steps", "0"}) == "--steps");
+  CHECK(rejected_option({"--source", "ring"}) == "--source");
+  CHECK(rejected_option({"--backend", "tpu"}) == "--backend");
+  CHECK(rejected_option({"--precision", "half"}) == "--precision");
+  CHECK(rejected_option({"--threads", "-1"}) == "--threads");
+  CHECK(rejected_option({"--n"}) == "--n");
+  CHECK(rejected_option({"--bogus", "1"}) == "option");
+}
+
+TEST_CASE("driver backend: gpu without a device is an error naming --backend", "[validation][driver]") {
+  using relax::driver::Backend;
+  CHECK(rejected_argument([] { (void)relax::driver::resolve(Backend::gpu, 0); }) == "--backend");
+  CHECK(relax::driver::resolve(Backend::automatic, 0) == Backend::cpu);
+  CHECK(relax::driver::resolve(Backend::automatic, 2) == Backend::gpu);
+  CHECK(relax::driver::resolve(Backend::cpu, 1) == Backend::cpu);
+  CHECK(relax::driver::resolve(Backend::gpu, 1) == Backend::gpu);
+}
