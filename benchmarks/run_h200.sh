@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# On the GPU machine: build with all cores, run the whole test suite, the >2^31-point test,
+# compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the device tests tagged
+# [sanitize], and the benchmarks; leave logs and JSON under $OUT.
+#
+#   benchmarks/run_h200.sh [build] [test] [sanitize] [bench]     (default: all four)
+#
+# That machine installs nothing: Catch2 v2's header must be carried in .deps/include (see README).
+set -uo pipefail
+OUT=${OUT:-$PWD/build/h200-out}
+BUILD=build/h200
+LOGS=$OUT/logs
+mkdir -p "$LOGS"
+stages=${*:-build test sanitize bench}
+status=0
+has() { [[ " $stages " == *" $1 "* ]]; }
+step() { echo "== $*"; }
+
+nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --format=csv \
+  > "$LOGS/nvidia-smi.txt" 2>&1
+if has build; then
+  step configure and build
+  cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DRELAX_CUDA_ARCHITECTURES=90 \
+    > "$LOGS/configure.log" 2>&1 &&
+  cmake --build $BUILD -j "$(nproc)" > "$LOGS/build.log" 2>&1 ||
+    { tail -40 "$LOGS/configure.log" "$LOGS/build.log"; exit 1; }
+fi
+if has test; then
+  step tests
+  ctest --test-dir $BUILD --output-on-failure > "$LOGS/ctest.log" 2>&1 || status=1
+  tail -15 "$LOGS/ctest.log"
+  step "large grid (> 2^31 points)"
+  $BUILD/tests/relax_device_tests "[.large]" > "$LOGS/large.log" 2>&1 || status=1
+  tail -3 "$LOGS/large.log"
+fi
+if has sanitize; then
+  for tool in memcheck racecheck synccheck initcheck; do
+    step "compute-sanitizer $tool"
+    compute-sanitizer --tool $tool --error-exitcode 9 $BUILD/tests/relax_device_tests "[sanitize]" \
+      > "$LOGS/sanitize-$tool.log" 2>&1 || status=1
+    tail -2 "$LOGS/sanitize-$tool.log"
+  done
+fi
+if has bench; then
+  step benchmarks
+  $BUILD/benchmarks/relax_bench --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
+    > "$LOGS/bench.log" 2>&1 || status=1
+  python3 benchmarks/report.py "$OUT/bench.json" --summary "$OUT/summary.json" \
+    --readme "$OUT/results-README.md" || status=1
+fi
+tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$LOGS"
+echo "run_h200.sh: status $status"
+exit $status
