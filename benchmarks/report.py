@@ -26,8 +26,7 @@ def load_medians(paths):
         for b in data["benchmarks"]:
             if b.get("aggregate_name") != "median" or b.get("error_occurred"):
                 continue
-            name = re.sub(r"(/\d+)+/repeats:\d+.*$", "", b["run_name"])
-            name = re.sub(r"/repeats:\d+.*$", "", name)
+            name = re.sub(r"(/\d+)*(/iterations:\d+)?/repeats:\d+.*$", "", b["run_name"])
             rows[name] = b
     return rows, context
 

@@ -8,6 +8,7 @@
 #include <relax/primitives/max_norm.cuh>
 #include <relax/stencil/device_grid.hpp>
 #include <relax/stencil/traits.hpp>
+#include <relax/stencil/walk.cuh>
 
 #include <cstdint>
 
@@ -15,49 +16,52 @@ namespace relax {
 
 namespace detail {
 
-//! Block shape of the residual kernels (a check runs every M sweeps; it is not the hot loop).
+//! Block shape of the residual kernels. Measured on the H200 with the Sync sweep's access pattern
+//! (docs/results/README.md); a check runs once every M sweeps.
 inline constexpr int residual_block_x = 32;
 inline constexpr int residual_block_y = 8;
+inline constexpr int residual_rows = 4;
 
-//! Max over the interior of |s.residual(b, u, nbrs)|. With `ZeroInterior`, interior values of u
-//! read as 0 and only its ring counts: that is ‖b‖∞ of the interior system.
-template <bool ZeroInterior, class S, class T>
+//! max over the interior of |s.residual(b, u, nbrs)|, folded into `*target`.
+template <class S, class T>
 __global__ void __launch_bounds__(residual_block_x* residual_block_y)
-    residual_max_kernel(S s, grid_view<const T> u, grid_view<const T> b,
-                        arith::bits_t<T>* target) {
+    residual_max_kernel(S s, const T* __restrict__ u, const T* __restrict__ b, std::int64_t n,
+                        std::int64_t pitch, arith::bits_t<T>* target) {
+  arith::bits_t<T> best = 0;
+  walk_row_vectors<residual_block_x, residual_block_y, residual_rows>(
+      u, b, n, pitch,
+      [&](std::int64_t, int valid, const Vec16<T>& rhs, const Vec16<T>& up, const Vec16<T>& centre,
+          const Vec16<T>& down, T west, T east) {
+        for_each_point(valid, rhs, up, centre, down, west, east,
+                       [&](int, T bq, T c, T nq, T sq, T e, T w) {
+                         const auto bits = arith::abs_bits(s.residual(bq, c, nq, sq, e, w));
+                         best = best > bits ? best : bits;
+                       });
+      });
+  block_max_into<residual_block_x, residual_block_y>(best, target);
+}
+
+//! ‖b‖∞ of the interior system: max |s.residual(b, 0, nbrs)| where only ring values of u count
+//! (the residual of a zero interior). Once per solve, so written for clarity, not speed.
+template <class S, class T>
+__global__ void __launch_bounds__(residual_block_x* residual_block_y)
+    rhs_max_kernel(S s, grid_view<const T> u, grid_view<const T> b, arith::bits_t<T>* target) {
   const std::int64_t n = u.extent(0) - 2;
   const std::int64_t tiles_y = tile_count(n, residual_block_y);
   const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * residual_block_x + threadIdx.x + 1;
-  auto at = [&](std::int64_t i, std::int64_t jj) -> T {
-    if constexpr (ZeroInterior) {
-      const bool ring = i == 0 || jj == 0 || i == n + 1 || jj == n + 1;
-      return ring ? u(i, jj) : T(0);
-    } else {
-      return u(i, jj);
-    }
+  auto ring = [&](std::int64_t i, std::int64_t jj) -> T {
+    return i == 0 || jj == 0 || i == n + 1 || jj == n + 1 ? u(i, jj) : T(0);
   };
   arith::bits_t<T> best = 0;
   for (std::int64_t ty = blockIdx.y; ty < tiles_y; ty += gridDim.y) {
     const std::int64_t i = ty * residual_block_y + threadIdx.y + 1;
     if (i <= n && j <= n) {
-      const T r = s.residual(b(i, j), at(i, j), at(i - 1, j), at(i + 1, j), at(i, j + 1),
-                             at(i, j - 1));
-      best = best > arith::abs_bits(r) ? best : arith::abs_bits(r);
+      const auto bits = arith::abs_bits(s.residual(b(i, j), T(0), ring(i - 1, j), ring(i + 1, j),
+                                                   ring(i, j + 1), ring(i, j - 1)));
+      best = best > bits ? best : bits;
     }
   }
   block_max_into<residual_block_x, residual_block_y>(best, target);
-}
-
-template <bool ZeroInterior, class S, class T>
-void launch_residual_max(const S& s, const DeviceGrid<T>& u, const DeviceGrid<T>& b,
-                         MaxNormSlot<T>& slot, cudaStream_t stream) {
-  static_assert(is_stencil_v<S>, "relax: S is not a stencil (see relax/stencil/traits.hpp)");
-  require_layout(b.layout(), u.layout(), "b");
-  slot.reset(stream);
-  const dim3 block(residual_block_x, residual_block_y);
-  residual_max_kernel<ZeroInterior><<<tile_grid(u.n(), residual_block_x, residual_block_y), block, 0,
-                                      stream>>>(s, u.view(), b.view(), slot.target());
-  RELAX_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace detail
@@ -66,7 +70,15 @@ void launch_residual_max(const S& s, const DeviceGrid<T>& u, const DeviceGrid<T>
 template <class S, class T = typename S::value_type>
 T residual_norm(const S& s, const DeviceGrid<T>& u, const DeviceGrid<T>& b, MaxNormSlot<T>& slot,
                 cudaStream_t stream) {
-  detail::launch_residual_max<false>(s, u, b, slot, stream);
+  static_assert(is_stencil_v<S>, "relax::residual_norm: S is not a stencil (is_stencil_v)");
+  detail::require_layout(b.layout(), u.layout(), "b");
+  slot.reset(stream);
+  const dim3 grid = detail::tile_grid(u.n(), detail::residual_block_x * detail::Vec16<T>::width,
+                                      detail::residual_block_y * detail::residual_rows);
+  detail::residual_max_kernel<<<grid, dim3(detail::residual_block_x, detail::residual_block_y), 0,
+                                stream>>>(s, u.view().data_handle(), b.view().data_handle(), u.n(),
+                                          u.layout().pitch, slot.target());
+  RELAX_CUDA_CHECK_LAUNCH();
   return slot.read(stream);
 }
 
@@ -74,7 +86,13 @@ T residual_norm(const S& s, const DeviceGrid<T>& u, const DeviceGrid<T>& b, MaxN
 template <class S, class T = typename S::value_type>
 T rhs_norm(const S& s, const DeviceGrid<T>& u, const DeviceGrid<T>& b, MaxNormSlot<T>& slot,
            cudaStream_t stream) {
-  detail::launch_residual_max<true>(s, u, b, slot, stream);
+  static_assert(is_stencil_v<S>, "relax::rhs_norm: S is not a stencil (is_stencil_v)");
+  detail::require_layout(b.layout(), u.layout(), "b");
+  slot.reset(stream);
+  detail::rhs_max_kernel<<<detail::tile_grid(u.n(), detail::residual_block_x, detail::residual_block_y),
+                           dim3(detail::residual_block_x, detail::residual_block_y), 0, stream>>>(
+      s, u.view(), b.view(), slot.target());
+  RELAX_CUDA_CHECK_LAUNCH();
   return slot.read(stream);
 }
 

@@ -2,14 +2,15 @@
 //! \file
 //! The kernel and the launch of the synchronous strategy (the tag is in `sync.hpp`).
 //!
-//! Traffic per point and sweep: read u and b, write u' — 12 bytes in float32. Neighbour values
-//! come from caches; a thread updates `RowsPerThread` consecutive points of a column so the
-//! vertical neighbours pass through registers.
+//! Traffic per point and sweep: read u and b, write u' — 12 bytes in float32. Loads and stores
+//! are 16 bytes wide (4 floats, 2 doubles); a thread updates `RowsPerThread` consecutive rows of
+//! its vector so the vertical neighbours pass through registers.
 
 #include <relax/core/cuda_check.hpp>
 #include <relax/core/launch.hpp>
 #include <relax/stencil/device_grid.hpp>
 #include <relax/stencil/traits.hpp>
+#include <relax/stencil/walk.cuh>
 #include <relax/strategy/sync.hpp>
 #include <relax/strategy/traits.hpp>
 
@@ -19,31 +20,27 @@ namespace relax {
 
 namespace detail {
 
-//! One sweep: out = update(u) on the interior. `u`, `out`, `b` point at point (0, 0) of grids that
-//! share the row pitch `pitch`.
+//! One sweep: out = update(u) on the interior (see `walk_row_vectors` for the access pattern).
+//! Partial vectors at the end of a row are stored point by point, so the ring is never written.
 template <int BlockX, int BlockY, int Rows, class S, class T>
 __global__ void __launch_bounds__(BlockX* BlockY)
     sync_sweep_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b,
                       std::int64_t n, std::int64_t pitch) {
-  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * BlockX + threadIdx.x + 1;
-  if (j > n) return;
-  const std::int64_t tiles_y = tile_count(n, BlockY * Rows);
-  for (std::int64_t ty = blockIdx.y; ty < tiles_y; ty += gridDim.y) {
-    const std::int64_t i0 = ty * (BlockY * Rows) + threadIdx.y * Rows + 1;
-    if (i0 > n) continue;
-    T up = u[(i0 - 1) * pitch + j];
-    T centre = u[i0 * pitch + j];
-#pragma unroll
-    for (int k = 0; k < Rows; ++k) {
-      const std::int64_t i = i0 + k;
-      if (i > n) break;
-      const std::int64_t at = i * pitch + j;
-      const T down = u[at + pitch];
-      out[at] = s.update(b[at], up, down, u[at + 1], u[at - 1]);
-      up = centre;
-      centre = down;
-    }
-  }
+  walk_row_vectors<BlockX, BlockY, Rows>(
+      u, b, n, pitch,
+      [&](std::int64_t at, int valid, const Vec16<T>& rhs, const Vec16<T>& up,
+          const Vec16<T>& centre, const Vec16<T>& down, T west, T east) {
+        Vec16<T> next;
+        for_each_point(valid, rhs, up, centre, down, west, east,
+                       [&](int q, T bq, T /*centre*/, T nq, T sq, T e, T w) {
+                         next.v[q] = s.update(bq, nq, sq, e, w);
+                       });
+        if (valid == Vec16<T>::width) {
+          *reinterpret_cast<Vec16<T>*>(out + at) = next;
+        } else {
+          for (int q = 0; q < valid; ++q) out[at + q] = next.v[q];
+        }
+      });
 }
 
 }  // namespace detail
@@ -58,7 +55,8 @@ struct Sweeper<SyncTile<BlockX, BlockY, Rows>> {
     static_assert(S::radius == 1, "relax::Sweeper<Sync>: only radius-1 stencils are supported");
     detail::require_layout(scratch.layout(), u.layout(), "scratch");
     detail::require_layout(b.layout(), u.layout(), "b");
-    const dim3 grid = detail::tile_grid(u.n(), BlockX, BlockY * Rows);
+    const dim3 grid =
+        detail::tile_grid(u.n(), BlockX * detail::Vec16<T>::width, BlockY * Rows);
     const dim3 block(BlockX, BlockY);
     for (std::int64_t k = 0; k < count; ++k) {
       detail::sync_sweep_kernel<BlockX, BlockY, Rows><<<grid, block, 0, stream>>>(

@@ -11,8 +11,8 @@
 
 namespace relax {
 
-//! Synchronous sweeps with blocks of `BlockX × BlockY` threads, each thread updating
-//! `RowsPerThread` consecutive rows of its column.
+//! Synchronous sweeps with blocks of `BlockX × BlockY` threads, each thread updating 16 bytes of
+//! consecutive points (4 floats or 2 doubles) in each of `RowsPerThread` consecutive rows.
 template <int BlockX, int BlockY, int RowsPerThread = 1>
 struct SyncTile {
   static_assert(BlockX > 0 && BlockX % 32 == 0,
