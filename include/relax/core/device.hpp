@@ -5,6 +5,7 @@
 #include <relax/core/cuda_check.hpp>
 #include <relax/core/error.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <string>
 
@@ -53,6 +54,21 @@ inline DeviceInfo device_info(int id = 0) {
   info.shared_per_block_optin = prop.sharedMemPerBlockOptin;
   info.cooperative_launch = prop.cooperativeLaunch != 0;
   return info;
+}
+
+//! The SM count of the current device, queried once per device and remembered (launch
+//! heuristics ask for it on every batch of sweeps).
+inline int current_sm_count() {
+  int device = 0;
+  RELAX_CUDA_CHECK(cudaGetDevice(&device));
+  constexpr int max_devices = 64;
+  static std::atomic<int> cached[max_devices];  // 0: not queried yet
+  if (device < max_devices && cached[device].load(std::memory_order_relaxed) > 0)
+    return cached[device].load(std::memory_order_relaxed);
+  int sms = 0;
+  RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  if (device < max_devices) cached[device].store(sms, std::memory_order_relaxed);
+  return sms;
 }
 
 }  // namespace relax

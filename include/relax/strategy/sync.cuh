@@ -7,12 +7,14 @@
 //! its vector so the vertical neighbours pass through registers.
 
 #include <relax/core/cuda_check.hpp>
+#include <relax/core/device.hpp>
 #include <relax/core/launch.hpp>
 #include <relax/stencil/device_grid.hpp>
 #include <relax/stencil/traits.hpp>
 #include <relax/stencil/walk.cuh>
 #include <relax/strategy/sync.hpp>
 #include <relax/strategy/traits.hpp>
+#include <relax/strategy/tuning.hpp>
 
 #include <cstdint>
 
@@ -55,11 +57,31 @@ struct Sweeper<SyncTile<BlockX, BlockY, Rows>> {
     static_assert(S::radius == 1, "relax::Sweeper<Sync>: only radius-1 stencils are supported");
     detail::require_layout(scratch.layout(), u.layout(), "scratch");
     detail::require_layout(b.layout(), u.layout(), "b");
-    const dim3 grid =
-        detail::tile_grid(u.n(), BlockX * detail::Vec16<T>::width, BlockY * Rows);
+    if constexpr (Rows == dynamic) {
+      if (deep_rows_fill_device<T>(u.n()))
+        launch<tuning::sync_deep_rows>(s, u, scratch, b, count, stream);
+      else
+        launch<1>(s, u, scratch, b, count, stream);
+    } else {
+      launch<Rows>(s, u, scratch, b, count, stream);
+    }
+  }
+
+ private:
+  template <class T>
+  static bool deep_rows_fill_device(std::int64_t n) {
+    const std::int64_t blocks = detail::tile_count(n, BlockX * detail::Vec16<T>::width) *
+                                detail::tile_count(n, BlockY * tuning::sync_deep_rows);
+    return blocks >= static_cast<std::int64_t>(tuning::sync_min_blocks_per_sm) * current_sm_count();
+  }
+
+  template <int R, class S, class T>
+  static void launch(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
+                     std::int64_t count, cudaStream_t stream) {
+    const dim3 grid = detail::tile_grid(u.n(), BlockX * detail::Vec16<T>::width, BlockY * R);
     const dim3 block(BlockX, BlockY);
     for (std::int64_t k = 0; k < count; ++k) {
-      detail::sync_sweep_kernel<BlockX, BlockY, Rows><<<grid, block, 0, stream>>>(
+      detail::sync_sweep_kernel<BlockX, BlockY, R><<<grid, block, 0, stream>>>(
           s, u.view().data_handle(), scratch.view().data_handle(), b.view().data_handle(), u.n(),
           u.layout().pitch);
       RELAX_CUDA_CHECK_LAUNCH();
