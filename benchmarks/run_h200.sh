@@ -32,6 +32,8 @@ if has test; then
   step "large grid (> 2^31 points)"
   $BUILD/tests/relax_device_tests "[.large]" > "$LOGS/large.log" 2>&1 || status=1
   tail -3 "$LOGS/large.log"
+  step "demo: relax-diffusion --n 4096 --r 10"
+  $BUILD/examples/relax-diffusion --n 4096 --r 10 --json "$OUT/demo.json" || status=1
 fi
 if has sanitize; then
   for tool in memcheck racecheck synccheck initcheck; do
