@@ -9,6 +9,7 @@
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/strategy/sync.cuh>
+#include <relax/strategy/tiled.cuh>
 
 #include <chrono>
 #include <cstring>
@@ -68,7 +69,7 @@ bool sweep_is_exact(const S& s, const relax::DeviceGrid<T>& in, const relax::Dev
 }
 
 template <class Strategy>
-void sync_sweep(benchmark::State& state) {
+void sweep_throughput(benchmark::State& state) {
   using T = float;
   const std::int64_t n = state.range(0);
   const relax::Stencil5<T> s(10.0);
@@ -82,8 +83,9 @@ void sync_sweep(benchmark::State& state) {
     state.SkipWithError("sweep differs from the host evaluation of the stencil");
     return;
   }
-  // Enough sweeps per timed batch to keep a batch above ~1 ms even when the grid sits in L2.
-  const std::int64_t batch = std::max<std::int64_t>(1, (std::int64_t(1) << 28) / (n * n));
+  // Enough sweeps per timed batch to keep a batch above ~1 ms even when the grid sits in L2, and
+  // a multiple of 8 so tiled strategies of depth 1, 2, 4, 8 run whole launches.
+  const std::int64_t batch = std::max<std::int64_t>(8, (std::int64_t(1) << 28) / (n * n) / 8 * 8);
   double total_ms = 0;
   for (auto _ : state) {
     const double ms = time_ms(stream, [&] { relax::Sweeper<Strategy>::run(s, u, scratch, b, batch, stream); });
@@ -154,19 +156,32 @@ void reference_sweep(benchmark::State& state) {
 }
 
 template <class Strategy>
-void register_sweep(const char* shape) {
-  for (std::int64_t n : {512, 1024, 2048, 4096, 8192, 16384})
+void register_sweep(const char* family, const char* shape,
+                    std::initializer_list<std::int64_t> sizes = {512, 1024, 2048, 4096, 8192, 16384}) {
+  for (std::int64_t n : sizes)
     benchmark::RegisterBenchmark(
-        (std::string("sync_sweep/") + shape + "/N:" + std::to_string(n)).c_str(), sync_sweep<Strategy>)
+        (std::string(family) + "/" + shape + "/N:" + std::to_string(n)).c_str(), sweep_throughput<Strategy>)
         ->Arg(n)->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(5)
         ->ReportAggregatesOnly(true);
 }
 
 const int registered = [] {
-  register_sweep<relax::Sync>("Sync");
-  register_sweep<relax::SyncTile<32, 8, 1>>("32x8x1");
-  register_sweep<relax::SyncTile<32, 8, 2>>("32x8x2");
-  register_sweep<relax::SyncTile<32, 8, 4>>("32x8x4");
+  register_sweep<relax::Sync>("sync_sweep", "Sync");
+  register_sweep<relax::SyncTile<32, 8, 1>>("sync_sweep", "32x8x1");
+  register_sweep<relax::SyncTile<32, 8, 2>>("sync_sweep", "32x8x2");
+  register_sweep<relax::SyncTile<32, 8, 4>>("sync_sweep", "32x8x4");
+  // First, textbook versions of the tiled strategies (one point per thread, shared memory).
+  register_sweep<relax::BlockAsync<1>>("tiled_sweep", "BlockAsync1", {4096, 16384});
+  register_sweep<relax::BlockAsync<2>>("tiled_sweep", "BlockAsync2", {4096, 16384});
+  register_sweep<relax::BlockAsync<4>>("tiled_sweep", "BlockAsync4", {4096, 16384});
+  register_sweep<relax::BlockAsync<8>>("tiled_sweep", "BlockAsync8", {4096, 16384});
+  register_sweep<relax::TemporalBlock<2>>("tiled_sweep", "TemporalBlock2", {4096, 16384});
+  register_sweep<relax::TemporalBlock<4>>("tiled_sweep", "TemporalBlock4", {4096, 16384});
+  register_sweep<relax::TemporalBlock<8>>("tiled_sweep", "TemporalBlock8", {4096, 16384});
+  register_sweep<relax::TemporalBlock<4, relax::Tile<64, 16>>>("tiled_sweep", "TemporalBlock4_64x16",
+                                                               {4096, 16384});
+  register_sweep<relax::TemporalBlock<8, relax::Tile<64, 16>>>("tiled_sweep", "TemporalBlock8_64x16",
+                                                               {4096, 16384});
   for (std::int64_t n : {512, 1024, 4096, 16384})
     for (std::int64_t r : {1, 10, 100}) {
       if (n == 16384 && r == 100) continue;  // 12 s a run: left out to fit the device-time budget

@@ -107,6 +107,20 @@ def markdown(rows, f, context):
     for n, r, row in sorted(solves):
         out.append(f"| {n} | {r} | {row['real_time']:.2f} | {row['sweeps']:.0f} | "
                    f"{row['gups']:.1f} | {100 * row['check_share']:.1f} % |")
+    tiled = []
+    for name, row in rows.items():
+        m = re.fullmatch(r"tiled_sweep/(\w+)/N:(\d+)", name)
+        if m:
+            tiled.append((m.group(1), int(m.group(2)), row))
+    if tiled:
+        out += ["", "## Tiled strategies, sweep throughput", "",
+                "A launch of depth D counts as D sweeps; `x Sync` is the throughput over "
+                "`relax::Sync`'s at the same N (c = 1 / that ratio is the cost per sweep).", "",
+                "| strategy | N | G upd/s | x Sync |", "|---|---|---|---|"]
+        for name, n, row in sorted(tiled, key=lambda t: (t[1], t[0])):
+            sync = rows.get(f"sync_sweep/{DEFAULT_SHAPE}/N:{n}")
+            ratio = f"{row['gups'] / sync['gups']:.2f}" if sync else "–"
+            out.append(f"| {name} | {n} | {row['gups']:.1f} | {ratio} |")
     out += ["", "## CPU reference sweep", "", "| N | threads | G upd/s |", "|---|---|---|"]
     for name, row in sorted(rows.items()):
         m = re.fullmatch(r"reference_sweep/threads:(\w+)/N:(\d+)", name)

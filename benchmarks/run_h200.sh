@@ -3,7 +3,9 @@
 # compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the device tests tagged
 # [sanitize], and the benchmarks; leave logs and JSON under $OUT.
 #
-#   benchmarks/run_h200.sh [build] [test] [sanitize] [bench]     (default: all four)
+#   benchmarks/run_h200.sh [build] [test] [large] [sanitize] [bench]     (default: all)
+#
+# BENCH_FILTER (a Google Benchmark regex) limits the benchmarks run.
 #
 # That machine installs nothing: Catch2 v2's header must be carried in .deps/include (see README).
 set -uo pipefail
@@ -11,7 +13,7 @@ OUT=${OUT:-$PWD/build/h200-out}
 BUILD=build/h200
 LOGS=$OUT/logs
 mkdir -p "$LOGS"
-stages=${*:-build test sanitize bench}
+stages=${*:-build test large sanitize bench}
 status=0
 has() { [[ " $stages " == *" $1 "* ]]; }
 step() { echo "== $*"; }
@@ -29,11 +31,13 @@ if has test; then
   step tests
   ctest --test-dir $BUILD --output-on-failure > "$LOGS/ctest.log" 2>&1 || status=1
   tail -15 "$LOGS/ctest.log"
+  step "demo: relax-diffusion --n 4096 --r 10"
+  $BUILD/examples/relax-diffusion --n 4096 --r 10 --json "$OUT/demo.json" || status=1
+fi
+if has large; then
   step "large grid (> 2^31 points)"
   $BUILD/tests/relax_device_tests "[.large]" > "$LOGS/large.log" 2>&1 || status=1
   tail -3 "$LOGS/large.log"
-  step "demo: relax-diffusion --n 4096 --r 10"
-  $BUILD/examples/relax-diffusion --n 4096 --r 10 --json "$OUT/demo.json" || status=1
 fi
 if has sanitize; then
   for tool in memcheck racecheck synccheck initcheck; do
@@ -45,7 +49,8 @@ if has sanitize; then
 fi
 if has bench; then
   step benchmarks
-  $BUILD/benchmarks/relax_bench --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
+  $BUILD/benchmarks/relax_bench --benchmark_filter="${BENCH_FILTER:-.}" \
+    --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
     > "$LOGS/bench.log" 2>&1 || status=1
   python3 benchmarks/report.py "$OUT/bench.json" --summary "$OUT/summary.json" \
     --readme "$OUT/results-README.md" || status=1

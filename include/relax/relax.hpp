@@ -10,10 +10,13 @@
 #include <relax/problem/diffusion.hpp>
 #include <relax/reference/diffusion.hpp>
 #include <relax/reference/jacobi.hpp>
+#include <relax/reference/tiled.hpp>
 #include <relax/stencil/arithmetic.hpp>
 #include <relax/stencil/grid.hpp>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/traits.hpp>
+#include <relax/strategy/sync.hpp>
+#include <relax/strategy/tiled.hpp>
 
 #if defined(__CUDACC__)
 #include <relax/core/buffer.hpp>
@@ -27,4 +30,5 @@
 #include <relax/stencil/device_grid.hpp>
 #include <relax/stencil/residual.cuh>
 #include <relax/strategy/sync.cuh>
+#include <relax/strategy/tiled.cuh>
 #endif

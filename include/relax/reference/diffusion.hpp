@@ -15,11 +15,12 @@ namespace relax::reference {
 
 //! Runs `p.steps` implicit diffusion steps on the host. Stops after a step that does not
 //! converge. `on_step(step, report)` is called after each step; `solution`, if given, receives
-//! the final state.
-template <class T>
+//! the final state. `schedule` is how the sweeps run (`SyncSchedule` or a `TiledSchedule`).
+template <class T, class Schedule = SyncSchedule>
 RunReport run_diffusion(const DiffusionParams& p, int check_interval, const SolveOptions& options,
                         Exec exec = {}, HostGrid<T>* solution = nullptr,
-                        const std::function<void(int, const SolveReport&)>& on_step = {}) {
+                        const std::function<void(int, const SolveReport&)>& on_step = {},
+                        const Schedule& schedule = {}) {
   p.validate();
   const Stencil5<T> stencil(p.r);
   HostGrid<T> u = initial_state<T>(p);
@@ -30,7 +31,7 @@ RunReport run_diffusion(const DiffusionParams& p, int check_interval, const Solv
   const auto start = std::chrono::steady_clock::now();
   for (int step = 0; step < p.steps; ++step) {
     add(u, f, b);
-    run.steps.push_back(solve(stencil, u, scratch, b, check_interval, options, exec));
+    run.steps.push_back(solve(stencil, u, scratch, b, check_interval, options, exec, schedule));
     if (on_step) on_step(step, run.steps.back());
     if (!run.steps.back().converged()) break;
   }

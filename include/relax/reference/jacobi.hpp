@@ -105,12 +105,27 @@ void add(const HostGrid<T>& x, const HostGrid<T>& y, HostGrid<T>& out) {
   for (std::size_t k = 0; k < xs.size(); ++k) os[k] = arith::add(xs[k], ys[k]);
 }
 
+//! The schedule of `relax::Sync`: plain synchronous sweeps.
+struct SyncSchedule {};
+
+//! `count` synchronous sweeps; the iterate ends in `u`, `scratch` is the second buffer.
+template <class S, class T>
+void sweeps(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGrid<T>& b,
+            const SyncSchedule&, std::int64_t count, Exec exec = {}) {
+  for (std::int64_t k = 0; k < count; ++k) {
+    sweep(s, u, scratch, b, exec);
+    std::swap(u, scratch);
+  }
+}
+
 //! Solves A u = b by Jacobi sweeps from the initial guess in `u`, checking ρ every
-//! `check_interval` sweeps (see `SolveOptions`). `u` holds the last iterate on return; `scratch`
-//! is overwritten.
-template <class S, class T = typename S::value_type>
+//! `check_interval` sweeps (see `SolveOptions`), sweeping as `schedule` does (`SyncSchedule`, or
+//! `TiledSchedule` from relax/reference/tiled.hpp). `u` holds the last iterate on return;
+//! `scratch` is overwritten.
+template <class S, class T = typename S::value_type, class Schedule = SyncSchedule>
 SolveReport solve(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGrid<T>& b,
-                  int check_interval, const SolveOptions& options, Exec exec = {}) {
+                  int check_interval, const SolveOptions& options, Exec exec = {},
+                  const Schedule& schedule = {}) {
   options.validate();
   relax::detail::require(check_interval >= 1, "check_interval", check_interval,
                          "at least 1 sweep between checks");
@@ -123,10 +138,7 @@ SolveReport solve(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGr
   for (;;) {
     const std::int64_t batch =
         std::min<std::int64_t>(check_interval, options.max_sweeps - report.sweeps);
-    for (std::int64_t k = 0; k < batch; ++k) {
-      sweep(s, u, scratch, b, exec);
-      std::swap(u, scratch);
-    }
+    sweeps(s, u, scratch, b, schedule, batch, exec);
     report.sweeps += batch;
     report.rho = static_cast<double>(residual_norm(s, u, b, exec)) / scale;
     ++report.checks;

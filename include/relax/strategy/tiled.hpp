@@ -1,0 +1,64 @@
+#pragma once
+//! \file
+//! Tags of the two strategies that sweep a tile several times per pass through memory, and the
+//! tile shape they share. Kernels are in `tiled.cuh`; the host emulation of both schedules is
+//! `relax::reference::tiled_sweeps`.
+//!
+//! A launch of depth D loads a tile of `TileX × TileY` points plus a halo into shared memory,
+//! sweeps it D times there and writes the tile back; it counts as D sweeps. A batch of `count`
+//! sweeps is split into launches of D and one launch of the remainder, so a convergence check
+//! every M sweeps always falls on a launch boundary, whatever M and D are (see docs/design.md).
+//!
+//! - `BlockAsync<D>`: a one-cell halo, frozen at load time. Values read across a tile edge can be
+//!   up to D − 1 sweeps old; `BlockAsync<1>` is exactly `Sync`.
+//! - `TemporalBlock<D>`: the ghost-zone method, a halo D cells wide. In local sweep s (0-based) a
+//!   block updates the points at least s + 1 cells from the edge of what it loaded, so after D
+//!   sweeps its tile holds exactly what D synchronous sweeps produce: bit-identical to `Sync`,
+//!   paid for with redundant loads and updates of the halo.
+
+#include <relax/config.hpp>
+#include <relax/strategy/traits.hpp>
+
+#include <type_traits>
+
+namespace relax {
+
+//! A tile of `X × Y` points; one thread per point of the tile.
+template <int X, int Y>
+struct Tile {
+  static_assert(X > 0 && X % 32 == 0, "relax::Tile<X, Y>: X must be a positive multiple of 32");
+  static_assert(Y >= 1 && X * Y <= 1024, "relax::Tile<X, Y>: Y must be >= 1 and X * Y <= 1024");
+  static constexpr int x = X;
+  static constexpr int y = Y;
+};
+
+//! Block-asynchronous Jacobi: D local sweeps of a tile with stale halos. `D = relax::dynamic`
+//! takes the depth at run time (a controller may change it between launches).
+template <int D, class TileShape = Tile<32, 8>>
+struct BlockAsync {
+  static_assert(D >= 1 || D == dynamic,
+                "relax::BlockAsync<D>: the depth D must be >= 1, or relax::dynamic");
+  static constexpr int depth = D;
+  static constexpr bool exact = false;
+  using tile = TileShape;
+};
+
+//! Exact temporal blocking (ghost zones): D synchronous sweeps per pass through memory.
+template <int D, class TileShape = Tile<32, 8>>
+struct TemporalBlock {
+  static_assert(D >= 1 || D == dynamic,
+                "relax::TemporalBlock<D>: the depth D must be >= 1, or relax::dynamic");
+  static_assert(D == dynamic || (D <= TileShape::x && D <= TileShape::y),
+                "relax::TemporalBlock<D, Tile>: D must not exceed the tile's width or height "
+                "(the halo would be wider than the tile)");
+  static constexpr int depth = D;
+  static constexpr bool exact = true;
+  using tile = TileShape;
+};
+
+template <int D, class T>
+struct is_strategy<BlockAsync<D, T>> : std::true_type {};
+template <int D, class T>
+struct is_strategy<TemporalBlock<D, T>> : std::true_type {};
+
+}  // namespace relax

@@ -1,0 +1,140 @@
+// BlockAsync<D> and TemporalBlock<D> on the GPU: each launch against the host emulation of its
+// schedule, bit for bit; TemporalBlock<D> against Sync on the ten-step problem (same sweeps, same
+// bits); BlockAsync<1> against Sync; BlockAsync<D> runs against their host emulation.
+#include <catch2/catch.hpp>
+
+#include "grids.hpp"
+
+#include <relax/reference/diffusion.hpp>
+#include <relax/reference/tiled.hpp>
+#include <relax/solver/diffusion.cuh>
+#include <relax/solver/solver.cuh>
+#include <relax/strategy/sync.cuh>
+#include <relax/strategy/tiled.cuh>
+
+using relax::DeviceGrid;
+using relax::HostGrid;
+namespace ref = relax::reference;
+
+namespace {
+
+template <class Strategy>
+void check_launches_match(std::int64_t n, int depth, std::int64_t count) {
+  using Tile = typename Strategy::tile;
+  const relax::Stencil5<float> s(10.0);
+  HostGrid<float> u(n), b(n);
+  relax::testing::fill_random(u, 41 + n, 0.0, 100.0);
+  relax::testing::fill_random(b, 43 + n);
+  relax::Stream stream;
+  DeviceGrid<float> du = relax::to_device(u, stream), scratch = relax::to_device(u, stream);
+  const DeviceGrid<float> db = relax::to_device(b, stream);
+  relax::Sweeper<Strategy>::run_with_depth(s, du, scratch, db, count, depth, stream);
+  const HostGrid<float> got = relax::to_host(du, stream);
+  HostGrid<float> host_scratch = u;
+  ref::sweeps(s, u, host_scratch, b, ref::TiledSchedule{Tile::x, Tile::y, depth, Strategy::exact},
+              count, ref::Exec::openmp());
+  INFO("n = " << n << ", tile " << Tile::x << "x" << Tile::y << ", D = " << depth << ", exact "
+              << Strategy::exact << ", differing points " << relax::testing::count_differences(got, u));
+  CHECK(relax::testing::same_bits(got, u));
+}
+
+template <class Tile>
+void check_both(std::int64_t n, int depth) {
+  check_launches_match<relax::BlockAsync<relax::dynamic, Tile>>(n, depth, 2 * depth + 1);
+  check_launches_match<relax::TemporalBlock<relax::dynamic, Tile>>(n, depth, 2 * depth + 1);
+}
+
+relax::DiffusionParams params(std::int64_t n, double r, relax::Source src, int steps = 10) {
+  relax::DiffusionParams p;
+  p.n = n;
+  p.r = r;
+  p.source = src;
+  p.steps = steps;
+  return p;
+}
+
+template <class Strategy>
+relax::RunReport gpu_run(const relax::DiffusionParams& p, HostGrid<float>& u, int m = 8) {
+  relax::Solver<relax::Stencil5<float>, Strategy, relax::Fixed> solver(
+      p.n, relax::Stencil5<float>(p.r), relax::Fixed(m));
+  relax::DiffusionState<float> state(p, solver.stream());
+  const auto run = relax::run_diffusion(solver, state);
+  u = relax::to_host(state.u(), solver.stream());
+  return run;
+}
+
+void check_same_run(const relax::RunReport& got, const HostGrid<float>& got_u,
+                    const relax::RunReport& want, const HostGrid<float>& want_u) {
+  REQUIRE(got.steps.size() == want.steps.size());
+  for (std::size_t k = 0; k < got.steps.size(); ++k) {
+    INFO("step " << k + 1);
+    CHECK(got.steps[k].status == want.steps[k].status);
+    CHECK(got.steps[k].sweeps == want.steps[k].sweeps);
+    CHECK(got.steps[k].rho == want.steps[k].rho);
+  }
+  INFO("differing points: " << relax::testing::count_differences(got_u, want_u));
+  CHECK(relax::testing::same_bits(got_u, want_u));
+}
+
+template <int D>
+void check_temporal_equals_sync(const relax::DiffusionParams& p, const relax::RunReport& sync,
+                                const HostGrid<float>& sync_u) {
+  HostGrid<float> u;
+  const auto run = gpu_run<relax::TemporalBlock<D>>(p, u);
+  INFO("TemporalBlock<" << D << ">");
+  check_same_run(run, u, sync, sync_u);
+}
+
+}  // namespace
+
+TEST_CASE("TiledMatchesReference: launches equal the host emulation", "[tiled][sanitize]") {
+  const std::int64_t n = GENERATE(3, 70, 257);
+  const int depth = GENERATE(1, 2, 3, 8);
+  check_both<relax::Tile<32, 8>>(n, depth);
+  check_both<relax::Tile<32, 16>>(n, depth);
+  check_both<relax::Tile<64, 8>>(n, depth);
+}
+
+TEST_CASE("TiledMatchesReference: larger grid", "[tiled]") {
+  check_both<relax::Tile<32, 8>>(1000, 4);
+}
+
+TEST_CASE("TemporalBlock<D> is bit-identical to Sync on the ten-step problem", "[tiled][diffusion]") {
+  const std::int64_t n = GENERATE(70, 257, 1000);
+  const double r = GENERATE(1.0, 10.0, 100.0);
+  const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
+  const auto p = params(n, r, src);
+  INFO("N = " << n << ", r = " << r << ", source " << relax::to_string(src));
+  HostGrid<float> sync_u;
+  const auto sync = gpu_run<relax::Sync>(p, sync_u);
+  REQUIRE(sync.converged());
+  check_temporal_equals_sync<1>(p, sync, sync_u);
+  check_temporal_equals_sync<2>(p, sync, sync_u);
+  check_temporal_equals_sync<3>(p, sync, sync_u);
+  check_temporal_equals_sync<4>(p, sync, sync_u);
+  check_temporal_equals_sync<8>(p, sync, sync_u);
+}
+
+TEST_CASE("BlockAsync<1> is Sync; BlockAsync<D> runs equal their host emulation",
+          "[tiled][diffusion]") {
+  const std::int64_t n = GENERATE(70, 257);
+  const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
+  const auto p = params(n, 10.0, src);
+  HostGrid<float> sync_u, one_u, four_u, want_u;
+  const auto sync = gpu_run<relax::Sync>(p, sync_u);
+  check_same_run(gpu_run<relax::BlockAsync<1>>(p, one_u), one_u, sync, sync_u);
+  const auto four = gpu_run<relax::BlockAsync<4>>(p, four_u);
+  const auto want = ref::run_diffusion<float>(p, 8, {}, ref::Exec::openmp(), &want_u, {},
+                                              ref::TiledSchedule{32, 8, 4, false});
+  CHECK(four.converged());
+  check_same_run(four, four_u, want, want_u);
+}
+
+TEST_CASE("tiled strategies reject depths the tile cannot hold", "[tiled][validation]") {
+  const relax::Stencil5<float> s(1.0);
+  relax::Stream stream;
+  DeviceGrid<float> u(40, stream), scratch(40, stream), b(40, stream);
+  using Temporal = relax::Sweeper<relax::TemporalBlock<relax::dynamic>>;
+  CHECK_THROWS_AS(Temporal::run_with_depth(s, u, scratch, b, 9, 9, stream), relax::invalid_argument);
+  CHECK_THROWS_AS(Temporal::run_with_depth(s, u, scratch, b, 4, 0, stream), relax::invalid_argument);
+}
