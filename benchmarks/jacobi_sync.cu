@@ -8,6 +8,7 @@
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>
+#include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
 
@@ -182,6 +183,13 @@ const int registered = [] {
                                                                {4096, 16384});
   register_sweep<relax::TemporalBlock<8, relax::Tile<64, 16>>>("tiled_sweep", "TemporalBlock8_64x16",
                                                                {4096, 16384});
+  // Exact temporal blocking streaming along y through registers.
+  register_sweep<relax::TemporalBlock<2, relax::ColumnStream>>("tiled_sweep", "TemporalBlock2_stream",
+                                                               {4096, 8192, 16384});
+  register_sweep<relax::TemporalBlock<4, relax::ColumnStream>>("tiled_sweep", "TemporalBlock4_stream",
+                                                               {4096, 8192, 16384});
+  register_sweep<relax::TemporalBlock<8, relax::ColumnStream>>("tiled_sweep", "TemporalBlock8_stream",
+                                                               {4096, 8192, 16384});
   for (std::int64_t n : {512, 1024, 4096, 16384})
     for (std::int64_t r : {1, 10, 100}) {
       if (n == 16384 && r == 100) continue;  // 12 s a run: left out to fit the device-time budget

@@ -29,6 +29,7 @@
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/device_grid.hpp>
 #include <relax/stencil/residual.cuh>
+#include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
 #endif

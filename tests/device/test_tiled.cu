@@ -9,6 +9,7 @@
 #include <relax/reference/tiled.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
+#include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
 
@@ -80,9 +81,35 @@ template <int D>
 void check_temporal_equals_sync(const relax::DiffusionParams& p, const relax::RunReport& sync,
                                 const HostGrid<float>& sync_u) {
   HostGrid<float> u;
-  const auto run = gpu_run<relax::TemporalBlock<D>>(p, u);
-  INFO("TemporalBlock<" << D << ">");
-  check_same_run(run, u, sync, sync_u);
+  {
+    INFO("TemporalBlock<" << D << ">");
+    const auto run = gpu_run<relax::TemporalBlock<D>>(p, u);
+    check_same_run(run, u, sync, sync_u);
+  }
+  {
+    INFO("TemporalBlock<" << D << ", ColumnStream>");
+    const auto run = gpu_run<relax::TemporalBlock<D, relax::ColumnStream>>(p, u);
+    check_same_run(run, u, sync, sync_u);
+  }
+}
+
+// `count` sweeps of random data with TemporalBlock<D, ColumnStream> and with Sync.
+template <int D, class T>
+void check_stream_equals_sync(std::int64_t n, std::int64_t count) {
+  const relax::Stencil5<T> s(10.0);
+  HostGrid<T> u(n), b(n);
+  relax::testing::fill_random(u, 51 + n, 0.0, 100.0);
+  relax::testing::fill_random(b, 53 + n);
+  relax::Stream stream;
+  DeviceGrid<T> a = relax::to_device(u, stream), a_scratch = relax::to_device(u, stream);
+  DeviceGrid<T> c = relax::to_device(u, stream), c_scratch = relax::to_device(u, stream);
+  const DeviceGrid<T> db = relax::to_device(b, stream);
+  relax::Sweeper<relax::TemporalBlock<D, relax::ColumnStream>>::run(s, a, a_scratch, db, count, stream);
+  relax::Sweeper<relax::Sync>::run(s, c, c_scratch, db, count, stream);
+  const HostGrid<T> got = relax::to_host(a, stream), want = relax::to_host(c, stream);
+  INFO("n = " << n << ", D = " << D << ", " << sizeof(T) * 8 << "-bit, differing points "
+              << relax::testing::count_differences(got, want));
+  CHECK(relax::testing::same_bits(got, want));
 }
 
 }  // namespace
@@ -93,6 +120,22 @@ TEST_CASE("TiledMatchesReference: launches equal the host emulation", "[tiled][s
   check_both<relax::Tile<32, 8>>(n, depth);
   check_both<relax::Tile<32, 16>>(n, depth);
   check_both<relax::Tile<64, 8>>(n, depth);
+}
+
+TEST_CASE("TemporalBlock<D, ColumnStream> sweeps equal Sync's bit for bit", "[tiled][sanitize]") {
+  const std::int64_t n = GENERATE(3, 70, 257);
+  check_stream_equals_sync<1, float>(n, 3);
+  check_stream_equals_sync<2, float>(n, 5);
+  check_stream_equals_sync<3, float>(n, 7);
+  check_stream_equals_sync<4, float>(n, 9);
+  check_stream_equals_sync<8, float>(n, 17);
+  check_stream_equals_sync<4, double>(n, 9);
+}
+
+TEST_CASE("TemporalBlock<D, ColumnStream> on larger grids", "[tiled]") {
+  const std::int64_t n = GENERATE(1000, 4099);
+  check_stream_equals_sync<8, float>(n, 16);
+  check_stream_equals_sync<8, double>(n, 8);
 }
 
 TEST_CASE("TiledMatchesReference: larger grid", "[tiled]") {

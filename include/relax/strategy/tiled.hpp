@@ -32,6 +32,15 @@ struct Tile {
   static constexpr int y = Y;
 };
 
+//! The streaming layout of `TemporalBlock`: a warp owns a strip of 128 float columns (64 double)
+//! and marches down a segment of rows, keeping D time levels of a three-row window in registers.
+//! Redundant work is the halo of D columns on each side of the strip and D rows per segment,
+//! instead of a halo on all four sides of a small tile.
+struct ColumnStream {
+  static constexpr int x = 0;  //!< no fixed tile: strips and segments are sized at launch
+  static constexpr int y = 0;
+};
+
 //! Block-asynchronous Jacobi: D local sweeps of a tile with stale halos. `D = relax::dynamic`
 //! takes the depth at run time (a controller may change it between launches).
 template <int D, class TileShape = Tile<32, 8>>
@@ -48,9 +57,12 @@ template <int D, class TileShape = Tile<32, 8>>
 struct TemporalBlock {
   static_assert(D >= 1 || D == dynamic,
                 "relax::TemporalBlock<D>: the depth D must be >= 1, or relax::dynamic");
-  static_assert(D == dynamic || (D <= TileShape::x && D <= TileShape::y),
+  static_assert(std::is_same_v<TileShape, ColumnStream> || D == dynamic ||
+                    (D <= TileShape::x && D <= TileShape::y),
                 "relax::TemporalBlock<D, Tile>: D must not exceed the tile's width or height "
                 "(the halo would be wider than the tile)");
+  static_assert(!std::is_same_v<TileShape, ColumnStream> || (D >= 1 && D <= 8),
+                "relax::TemporalBlock<D, ColumnStream>: D must be a compile-time depth from 1 to 8");
   static constexpr int depth = D;
   static constexpr bool exact = true;
   using tile = TileShape;
