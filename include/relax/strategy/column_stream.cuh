@@ -49,10 +49,12 @@ __global__ void __launch_bounds__(32 * stream_warps_per_block)
   constexpr int strip = 32 * W;
   constexpr int kept = strip - 2 * D;  // columns a strip stores
   const int lane = threadIdx.x;
-  const std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x) * kept + 1 - D;  // first loaded column
-  const std::int64_t segment = static_cast<std::int64_t>(blockIdx.y) * stream_warps_per_block + threadIdx.y;
-  const std::int64_t y0 = segment * segment_rows + 1;  // first stored row
-  if (y0 > n) return;
+  // The warps of a block take adjacent strips of the same segment, so a block's row loads cover
+  // one long contiguous run of each row.
+  const std::int64_t strip_index = static_cast<std::int64_t>(blockIdx.x) * stream_warps_per_block + threadIdx.y;
+  const std::int64_t x0 = strip_index * kept + 1 - D;  // first loaded column
+  const std::int64_t y0 = static_cast<std::int64_t>(blockIdx.y) * segment_rows + 1;  // first stored row
+  if (x0 + D > n) return;
   const std::int64_t y1 = min(y0 + segment_rows, n + 1);  // one past the last stored row
 
   // Columns of this lane: which exist in the grid, which are interior, which are stored.
@@ -127,8 +129,8 @@ void launch_column_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out
   const std::int64_t strips = tile_count(n, kept);
   const std::int64_t rows = std::max<std::int64_t>(4 * D, n * strips / stream_target_warps);
   const std::int64_t segments = tile_count(n, rows);
-  const dim3 grid(static_cast<unsigned>(strips),
-                  static_cast<unsigned>(tile_count(segments, stream_warps_per_block)));
+  const dim3 grid(static_cast<unsigned>(tile_count(strips, stream_warps_per_block)),
+                  static_cast<unsigned>(segments));
   require(grid.y <= 65535u, "n", n, "a grid whose row segments fit in one launch");
   column_stream_kernel<D><<<grid, dim3(32, stream_warps_per_block), 0, stream>>>(
       s, u.view().data_handle(), out.view().data_handle(), b.view().data_handle(), n,
