@@ -2,7 +2,7 @@
 // the reference backend: identical sweep counts and ρ for every step, identical final bits.
 #include <catch2/catch.hpp>
 
-#include "grids.hpp"
+#include "runs.hpp"
 
 #include <relax/reference/diffusion.hpp>
 #include <relax/solver/diffusion.cuh>
@@ -28,27 +28,10 @@ void check_run_matches(const relax::DiffusionParams& p, int m, const relax::Solv
   const HostGrid<T> u = relax::to_host(state.u(), solver.stream());
 
   INFO("N = " << p.n << ", r = " << p.r << ", source " << relax::to_string(p.source) << ", M = " << m);
-  REQUIRE(got.steps.size() == want.steps.size());
-  for (std::size_t k = 0; k < got.steps.size(); ++k) {
-    INFO("step " << k + 1);
-    CHECK(got.steps[k].status == want.steps[k].status);
-    CHECK(got.steps[k].sweeps == want.steps[k].sweeps);
-    CHECK(got.steps[k].checks == want.steps[k].checks);
-    CHECK(got.steps[k].rho == want.steps[k].rho);
-    CHECK(got.steps[k].rhs_norm == want.steps[k].rhs_norm);
-  }
-  INFO("differing points: " << relax::testing::count_differences(u, expected));
-  CHECK(relax::testing::same_bits(u, expected));
+  relax::testing::check_same_run(got, u, want, expected);
 }
 
-relax::DiffusionParams params(std::int64_t n, double r, relax::Source src, int steps = 10) {
-  relax::DiffusionParams p;
-  p.n = n;
-  p.r = r;
-  p.source = src;
-  p.steps = steps;
-  return p;
-}
+using relax::testing::diffusion_params;
 
 }  // namespace
 
@@ -56,20 +39,20 @@ TEST_CASE("SyncMatchesReference: ten steps, same sweeps and bits", "[diffusion]"
   const std::int64_t n = GENERATE(70, 512, 1000);
   const double r = GENERATE(1.0, 10.0, 100.0);
   const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
-  const auto p = params(n, r, src);
+  const auto p = diffusion_params(n, r, src);
   check_run_matches<float>(p, 8);
 }
 
 TEST_CASE("SyncMatchesReference: short runs in float64 and other shapes", "[diffusion][sanitize]") {
-  check_run_matches<double>(params(70, 10.0, relax::Source::gaussian, 2), 8);
-  check_run_matches<float, relax::SyncTile<32, 8, 4>>(params(70, 1.0, relax::Source::point, 2), 3);
-  check_run_matches<float>(params(3, 1.0, relax::Source::point, 2), 1);
+  check_run_matches<double>(diffusion_params(70, 10.0, relax::Source::gaussian, 2), 8);
+  check_run_matches<float, relax::SyncTile<32, 8, 4>>(diffusion_params(70, 1.0, relax::Source::point, 2), 3);
+  check_run_matches<float>(diffusion_params(3, 1.0, relax::Source::point, 2), 1);
 }
 
 TEST_CASE("GPU sweep cap ends the run as the reference does", "[diffusion][sanitize]") {
   relax::SolveOptions opt;
   opt.max_sweeps = 12;
-  check_run_matches<float>(params(70, 100.0, relax::Source::gaussian), 8, opt);
+  check_run_matches<float>(diffusion_params(70, 100.0, relax::Source::gaussian), 8, opt);
 }
 
 TEST_CASE("grids of more than 2^31 points sweep and reduce exactly", "[.large]") {

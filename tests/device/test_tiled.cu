@@ -3,7 +3,7 @@
 // bits); BlockAsync<1> against Sync; BlockAsync<D> runs against their host emulation.
 #include <catch2/catch.hpp>
 
-#include "grids.hpp"
+#include "runs.hpp"
 
 #include <relax/reference/diffusion.hpp>
 #include <relax/reference/tiled.hpp>
@@ -45,14 +45,8 @@ void check_both(std::int64_t n, int depth) {
   check_launches_match<relax::TemporalBlock<relax::dynamic, Tile>>(n, depth, 2 * depth + 1);
 }
 
-relax::DiffusionParams params(std::int64_t n, double r, relax::Source src, int steps = 10) {
-  relax::DiffusionParams p;
-  p.n = n;
-  p.r = r;
-  p.source = src;
-  p.steps = steps;
-  return p;
-}
+using relax::testing::check_same_run;
+using relax::testing::diffusion_params;
 
 template <class Strategy>
 relax::RunReport gpu_run(const relax::DiffusionParams& p, HostGrid<float>& u, int m = 8) {
@@ -62,19 +56,6 @@ relax::RunReport gpu_run(const relax::DiffusionParams& p, HostGrid<float>& u, in
   const auto run = relax::run_diffusion(solver, state);
   u = relax::to_host(state.u(), solver.stream());
   return run;
-}
-
-void check_same_run(const relax::RunReport& got, const HostGrid<float>& got_u,
-                    const relax::RunReport& want, const HostGrid<float>& want_u) {
-  REQUIRE(got.steps.size() == want.steps.size());
-  for (std::size_t k = 0; k < got.steps.size(); ++k) {
-    INFO("step " << k + 1);
-    CHECK(got.steps[k].status == want.steps[k].status);
-    CHECK(got.steps[k].sweeps == want.steps[k].sweeps);
-    CHECK(got.steps[k].rho == want.steps[k].rho);
-  }
-  INFO("differing points: " << relax::testing::count_differences(got_u, want_u));
-  CHECK(relax::testing::same_bits(got_u, want_u));
 }
 
 template <int D>
@@ -146,7 +127,7 @@ TEST_CASE("TemporalBlock<D> is bit-identical to Sync on the ten-step problem", "
   const std::int64_t n = GENERATE(70, 257, 1000);
   const double r = GENERATE(1.0, 10.0, 100.0);
   const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
-  const auto p = params(n, r, src);
+  const auto p = diffusion_params(n, r, src);
   INFO("N = " << n << ", r = " << r << ", source " << relax::to_string(src));
   HostGrid<float> sync_u;
   const auto sync = gpu_run<relax::Sync>(p, sync_u);
@@ -162,7 +143,7 @@ TEST_CASE("BlockAsync<1> is Sync; BlockAsync<D> runs equal their host emulation"
           "[tiled][diffusion]") {
   const std::int64_t n = GENERATE(70, 257);
   const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
-  const auto p = params(n, 10.0, src);
+  const auto p = diffusion_params(n, 10.0, src);
   HostGrid<float> sync_u, one_u, four_u, want_u;
   const auto sync = gpu_run<relax::Sync>(p, sync_u);
   check_same_run(gpu_run<relax::BlockAsync<1>>(p, one_u), one_u, sync, sync_u);

@@ -2,7 +2,7 @@
 // bit, sweep counts against r and N, the error bound, and the non-converged statuses.
 #include <catch2/catch.hpp>
 
-#include "../support/grids.hpp"
+#include "../support/runs.hpp"
 
 #include <relax/reference/diffusion.hpp>
 #include <relax/reference/jacobi.hpp>
@@ -13,19 +13,12 @@
 #include <limits>
 
 using relax::DiffusionParams;
+using relax::testing::diffusion_params;
 using relax::HostGrid;
 using relax::SolveStatus;
 namespace ref = relax::reference;
 
 namespace {
-DiffusionParams params(std::int64_t n, double r, relax::Source src, int steps = 10) {
-  DiffusionParams p;
-  p.n = n;
-  p.r = r;
-  p.source = src;
-  p.steps = steps;
-  return p;
-}
 double mean_sweeps(const relax::RunReport& run) {
   return static_cast<double>(run.sweeps()) / static_cast<double>(run.steps.size());
 }
@@ -34,7 +27,7 @@ double mean_sweeps(const relax::RunReport& run) {
 TEST_CASE("reference run converges every step, checking every M sweeps", "[reference]") {
   const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
   const int m = GENERATE(1, 3, 8);
-  const auto p = params(70, 10.0, src);
+  const auto p = diffusion_params(70, 10.0, src);
   HostGrid<float> u;
   relax::SolveOptions opt;
   opt.record_history = true;
@@ -52,7 +45,7 @@ TEST_CASE("reference run converges every step, checking every M sweeps", "[refer
   // ρ recomputed from the returned state agrees with the last step's report.
   const relax::Stencil5<float> s(p.r);
   HostGrid<float> b(p.n), prev(p.n);
-  (void)ref::run_diffusion<float>(params(70, 10.0, src, 9), m, opt, ref::Exec::serial(), &prev);
+  (void)ref::run_diffusion<float>(diffusion_params(70, 10.0, src, 9), m, opt, ref::Exec::serial(), &prev);
   ref::add(prev, relax::source_term<float>(p), b);
   const double rho = static_cast<double>(ref::residual_norm(s, u, b)) /
                      static_cast<double>(ref::rhs_norm(s, u, b));
@@ -61,7 +54,7 @@ TEST_CASE("reference run converges every step, checking every M sweeps", "[refer
 
 TEST_CASE("OpenMP reference equals serial reference bit for bit", "[reference]") {
   const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
-  const auto p = params(70, 100.0, src, 3);
+  const auto p = diffusion_params(70, 100.0, src, 3);
   HostGrid<float> serial_u, parallel_u;
   const auto serial = ref::run_diffusion<float>(p, 8, {}, ref::Exec::serial(), &serial_u);
   const auto parallel = ref::run_diffusion<float>(p, 8, {}, ref::Exec::openmp(2), &parallel_u);
@@ -82,7 +75,7 @@ TEST_CASE("sweeps per step grow with r and stay flat in N", "[reference][sweeps]
   double mean[3][3];
   for (int a = 0; a < 3; ++a)
     for (int k = 0; k < 3; ++k) {
-      const auto run = ref::run_diffusion<float>(params(ns[k], rs[a], relax::Source::gaussian), 8,
+      const auto run = ref::run_diffusion<float>(diffusion_params(ns[k], rs[a], relax::Source::gaussian), 8,
                                                  {}, ref::Exec::openmp());
       REQUIRE(run.converged());
       mean[a][k] = mean_sweeps(run);
@@ -103,7 +96,7 @@ TEST_CASE("sweeps per step grow with r and stay flat in N", "[reference][sweeps]
 
 TEST_CASE("a converged float32 step is within rho * ||b|| of the exact solution", "[reference]") {
   // A is strictly diagonally dominant with margin 1: ||u - u*||inf <= ||b - A u||inf = rho ||b||.
-  const auto p = params(64, 10.0, relax::Source::gaussian, 1);
+  const auto p = diffusion_params(64, 10.0, relax::Source::gaussian, 1);
   HostGrid<float> u;
   HostGrid<double> exact;
   const auto run = ref::run_diffusion<float>(p, 8, {}, ref::Exec::openmp(), &u);
@@ -128,7 +121,7 @@ TEST_CASE("sweep cap ends a solve as not converged and stops the run", "[referen
   relax::SolveOptions opt;
   opt.max_sweeps = 5;
   const auto run =
-      ref::run_diffusion<float>(params(70, 100.0, relax::Source::point), 8, opt, ref::Exec::serial());
+      ref::run_diffusion<float>(diffusion_params(70, 100.0, relax::Source::point), 8, opt, ref::Exec::serial());
   REQUIRE(run.steps.size() == 1);
   CHECK(run.steps[0].status == SolveStatus::sweep_cap);
   CHECK(run.steps[0].sweeps == 5);  // the last batch is cut to the cap
