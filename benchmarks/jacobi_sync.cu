@@ -100,14 +100,15 @@ void sweep_throughput(benchmark::State& state) {
   counter(state, "us_per_sweep", total_ms * 1e3 / sweeps);
 }
 
+template <class Strategy>
 void diffusion_solve(benchmark::State& state) {
   using T = float;
   relax::DiffusionParams p;
   p.n = state.range(0);
   p.r = static_cast<double>(state.range(1));
   p.source = relax::Source::gaussian;
-  relax::Solver<relax::Stencil5<T>, relax::Sync, relax::Fixed> solver(p.n, relax::Stencil5<T>(p.r),
-                                                                     relax::Fixed(8));
+  relax::Solver<relax::Stencil5<T>, Strategy, relax::Fixed> solver(p.n, relax::Stencil5<T>(p.r),
+                                                                  relax::Fixed(8));
   relax::DiffusionState<T> problem(p, solver.stream());
   relax::DeviceGrid<T> u0(p.n, solver.stream());
   relax::copy(problem.u(), u0, solver.stream());
@@ -124,10 +125,10 @@ void diffusion_solve(benchmark::State& state) {
   // The same sweeps without checks, timed on the final state: what the checks add is the rest.
   relax::DeviceGrid<T> scratch(p.n, solver.stream());
   relax::copy(problem.u(), scratch, solver.stream());
-  const std::int64_t probe = 50;
+  const std::int64_t probe = 48;  // whole launches for D = 1, 2, 4, 8
   const double sweep_ms = time_ms(solver.stream(), [&] {
-    relax::Sweeper<relax::Sync>::run(solver.stencil(), problem.u(), scratch, problem.b(), probe,
-                                     solver.stream());
+    relax::Sweeper<Strategy>::run(solver.stencil(), problem.u(), scratch, problem.b(), probe,
+                                  solver.stream());
   }) / probe;
   counter(state, "sweeps", static_cast<double>(run.sweeps()));
   counter(state, "ms_per_step", run.time_ms / static_cast<double>(run.steps.size()));
@@ -166,6 +167,14 @@ void register_sweep(const char* family, const char* shape,
         ->ReportAggregatesOnly(true);
 }
 
+template <class Strategy>
+void register_solve(const char* name, std::int64_t n, std::int64_t r) {
+  benchmark::RegisterBenchmark((std::string("diffusion_solve/") + name + "/r:" + std::to_string(r) +
+                                "/N:" + std::to_string(n)).c_str(), diffusion_solve<Strategy>)
+      ->Args({n, r})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1)
+      ->Repetitions(3)->ReportAggregatesOnly(true);
+}
+
 const int registered = [] {
   register_sweep<relax::Sync>("sync_sweep", "Sync");
   register_sweep<relax::SyncTile<32, 8, 1>>("sync_sweep", "32x8x1");
@@ -193,11 +202,13 @@ const int registered = [] {
   for (std::int64_t n : {512, 1024, 4096, 16384})
     for (std::int64_t r : {1, 10, 100}) {
       if (n == 16384 && r == 100) continue;  // 12 s a run: left out to fit the device-time budget
-      benchmark::RegisterBenchmark(("diffusion_solve/Sync/r:" + std::to_string(r) + "/N:" +
-                                    std::to_string(n)).c_str(), diffusion_solve)
-          ->Args({n, r})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1)
-          ->Repetitions(3)->ReportAggregatesOnly(true);
+      register_solve<relax::Sync>("Sync", n, r);
     }
+  // Time to solution of the tiled strategies at r = 10 (the full matrix is issue 3's runner).
+  for (std::int64_t n : {1024, 4096, 16384}) {
+    register_solve<relax::TemporalBlock<8, relax::ColumnStream>>("TemporalBlock8_stream", n, 10);
+    register_solve<relax::BlockAsync<8>>("BlockAsync8", n, 10);
+  }
   for (std::int64_t n : {1024, 4096})
     for (std::int64_t threads : {1, 0})
       benchmark::RegisterBenchmark(("reference_sweep/threads:" + std::string(threads ? "1" : "all") +

@@ -123,16 +123,16 @@ def markdown(rows, runs, f, context):
             cells.append(f"{row['gups']:.1f}" if row else "–")
             pct.append(f"{100 * row['GBps'] / copy:.0f}" if row and copy else "–")
         out.append(f"| {n} | " + " | ".join(cells) + " | " + " | ".join(pct) + " |")
-    out += ["", "## Ten-step diffusion solve (Sync, Fixed M = 8, tol 1e-5, Gaussian source)", "",
-            "| N | r | time to solution (ms) | sweeps | G upd/s | share in checks |",
-            "|---|---|---|---|---|---|"]
+    out += ["", "## Ten-step diffusion solve (Fixed M = 8, tol 1e-5, Gaussian source)", "",
+            "| N | r | strategy | time to solution (ms) | sweeps | G upd/s | share in checks |",
+            "|---|---|---|---|---|---|---|"]
     solves = []
     for name, row in rows.items():
-        m = re.fullmatch(r"diffusion_solve/Sync/r:(\d+)/N:(\d+)", name)
+        m = re.fullmatch(r"diffusion_solve/(\w+)/r:(\d+)/N:(\d+)", name)
         if m:
-            solves.append((int(m.group(2)), int(m.group(1)), row))
-    for n, r, row in sorted(solves):
-        out.append(f"| {n} | {r} | {row['real_time']:.2f} | {row['sweeps']:.0f} | "
+            solves.append((int(m.group(3)), int(m.group(2)), m.group(1), row))
+    for n, r, strategy, row in sorted(solves):
+        out.append(f"| {n} | {r} | {strategy} | {row['real_time']:.2f} | {row['sweeps']:.0f} | "
                    f"{row['gups']:.1f} | {100 * row['check_share']:.1f} % |")
     tiled = []
     for name, row in rows.items():

@@ -17,6 +17,16 @@ namespace relax::driver {
 
 enum class Backend { automatic, gpu, cpu };
 enum class Precision { float32, float64 };
+enum class StrategyName { sync, temporal, blockasync };
+
+inline const char* to_string(StrategyName s) {
+  switch (s) {
+    case StrategyName::sync: return "sync";
+    case StrategyName::temporal: return "temporal";
+    case StrategyName::blockasync: return "blockasync";
+  }
+  return "?";
+}
 
 struct Options {
   DiffusionParams problem;
@@ -24,6 +34,8 @@ struct Options {
   int check_interval = 8;
   Backend backend = Backend::automatic;
   Precision precision = Precision::float32;
+  StrategyName strategy = StrategyName::sync;
+  int depth = 4;  // D of temporal and blockasync
   int threads = 0;  // reference backend: 0 = all OpenMP threads
   std::string json_path;
   bool help = false;
@@ -39,6 +51,9 @@ inline const char* usage() {
          "  --tol T            stop when ||b - Au||inf / ||b||inf < T (default 1e-5)\n"
          "  --check-interval M sweeps between convergence checks (default 8)\n"
          "  --max-sweeps C     sweep cap per step (default 1000000)\n"
+         "  --strategy S       sync | temporal (exact, D sweeps per pass) | blockasync\n"
+         "                     (stale halos, D local sweeps per pass) (default sync)\n"
+         "  --depth D          D for temporal and blockasync: 1, 2, 4 or 8 (default 4)\n"
          "  --backend B        auto | gpu | cpu (default auto: the GPU if one is present)\n"
          "  --threads P        reference backend threads, 0 = all (default 0)\n"
          "  --precision P      float | double (default float)\n"
@@ -95,6 +110,13 @@ inline Options parse(const std::vector<std::string>& args) {
     else if (opt == "--tol") o.solve.tol = detail::parse_real(opt, v);
     else if (opt == "--check-interval") o.check_interval = detail::narrow(opt, detail::parse_int(opt, v));
     else if (opt == "--max-sweeps") o.solve.max_sweeps = detail::parse_int(opt, v);
+    else if (opt == "--depth") o.depth = detail::narrow(opt, detail::parse_int(opt, v));
+    else if (opt == "--strategy") {
+      if (v == "sync") o.strategy = StrategyName::sync;
+      else if (v == "temporal") o.strategy = StrategyName::temporal;
+      else if (v == "blockasync") o.strategy = StrategyName::blockasync;
+      else throw invalid_argument(opt, v, "sync, temporal or blockasync");
+    }
     else if (opt == "--threads") o.threads = detail::narrow(opt, detail::parse_int(opt, v));
     else if (opt == "--json") o.json_path = v;
     else if (opt == "--backend") {
@@ -122,6 +144,8 @@ inline Options parse(const std::vector<std::string>& args) {
     throw invalid_argument(option, e.value(), e.expected());
   }
   relax::detail::require(o.threads >= 0, "--threads", o.threads, "0 (all) or more");
+  relax::detail::require(o.depth == 1 || o.depth == 2 || o.depth == 4 || o.depth == 8, "--depth",
+                         o.depth, "1, 2, 4 or 8");
   return o;
 }
 

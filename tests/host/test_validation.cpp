@@ -104,6 +104,13 @@ TEST_CASE("driver options: defaults, values and errors", "[validation][driver]")
   CHECK(o.backend == relax::driver::Backend::cpu);
   CHECK(o.precision == relax::driver::Precision::float64);
   CHECK(o.json_path == "out.json");
+  CHECK(o.strategy == relax::driver::StrategyName::sync);
+
+  const auto t = relax::driver::parse({"--strategy", "blockasync", "--depth", "8"});
+  CHECK(t.strategy == relax::driver::StrategyName::blockasync);
+  CHECK(t.depth == 8);
+  CHECK(rejected_option({"--strategy", "async"}) == "--strategy");
+  CHECK(rejected_option({"--depth", "3"}) == "--depth");
 
   CHECK(rejected_option({"--n", "2"}) == "--n");
   CHECK(rejected_option({"--n", "12x"}) == "--n");
