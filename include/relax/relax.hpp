@@ -11,6 +11,8 @@
 #include <relax/reference/diffusion.hpp>
 #include <relax/reference/jacobi.hpp>
 #include <relax/reference/tiled.hpp>
+#include <relax/sparse/csr.hpp>
+#include <relax/sparse/matrix_market.hpp>
 #include <relax/stencil/arithmetic.hpp>
 #include <relax/stencil/grid.hpp>
 #include <relax/stencil/stencil5.hpp>
