@@ -5,9 +5,11 @@
 
 #include <relax/config.hpp>
 #include <relax/control/fixed.hpp>
+#include <relax/core/cg_report.hpp>
 #include <relax/core/error.hpp>
 #include <relax/core/report.hpp>
 #include <relax/problem/diffusion.hpp>
+#include <relax/reference/cg.hpp>
 #include <relax/reference/diffusion.hpp>
 #include <relax/reference/jacobi.hpp>
 #include <relax/reference/tiled.hpp>

@@ -23,8 +23,9 @@ struct Csr {
 
   std::int64_t nnz() const { return static_cast<std::int64_t>(values.size()); }
 
-  //! y = A x (host, for tests and the reference backend).
-  void multiply(const T* x, T* y) const {
+  //! y = A x on the host (the reference backend's SpMV); `threads` > 1 runs it with OpenMP.
+  void multiply(const T* x, T* y, int threads = 1) const {
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (std::int64_t i = 0; i < rows; ++i) {
       T sum = T(0);
       for (std::int64_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) sum += values[k] * x[col_idx[k]];

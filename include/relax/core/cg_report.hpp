@@ -1,0 +1,71 @@
+#pragma once
+//! \file
+//! Options and report of a Conjugate Gradient solve, shared by the GPU variants and the
+//! reference backend.
+
+#include <relax/core/error.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace relax {
+
+//! When CG stops: at the first check with
+//!
+//!     ‖r‖₂ ≤ max(rel_tol · ‖b‖₂, abs_tol),
+//!
+//! where r is the recurrence residual, or after `max_iterations`.
+struct CgOptions {
+  double rel_tol = 1e-8;
+  double abs_tol = 0.0;
+  std::int64_t max_iterations = 10000;
+  std::int64_t check_interval = 1;  //!< iterations between two convergence checks
+  bool record_history = false;      //!< keep (iteration, ‖r‖₂ / ‖b‖₂) of every check
+
+  //! \throws relax::invalid_argument naming the first bad field.
+  void validate() const {
+    detail::require(std::isfinite(rel_tol) && rel_tol >= 0.0, "rel_tol", rel_tol, "a finite tolerance >= 0");
+    detail::require(std::isfinite(abs_tol) && abs_tol >= 0.0, "abs_tol", abs_tol, "a finite tolerance >= 0");
+    detail::require(rel_tol > 0.0 || abs_tol > 0.0, "rel_tol", rel_tol,
+                    "rel_tol or abs_tol > 0 (otherwise CG could never stop converged)");
+    detail::require(max_iterations >= 1, "max_iterations", max_iterations, "at least 1");
+    detail::require(check_interval >= 1, "check_interval", check_interval, "at least 1");
+  }
+};
+
+enum class CgStatus {
+  converged,      //!< the residual met the tolerance at a check
+  iteration_cap,  //!< max_iterations reached first
+  breakdown,      //!< pᵀAp ≤ 0: the operator is not positive definite along p
+  non_finite,     //!< a NaN or Inf appeared in a scalar of the iteration
+};
+
+inline const char* to_string(CgStatus s) {
+  switch (s) {
+    case CgStatus::converged: return "converged";
+    case CgStatus::iteration_cap: return "not converged (iteration cap reached)";
+    case CgStatus::breakdown: return "breakdown (p'Ap <= 0: operator not positive definite)";
+    case CgStatus::non_finite: return "breakdown (non-finite value)";
+  }
+  return "unknown";
+}
+
+struct CgSample {
+  std::int64_t iteration = 0;
+  double relative_residual = 0.0;
+};
+
+struct CgReport {
+  CgStatus status = CgStatus::iteration_cap;
+  std::int64_t iterations = 0;
+  double residual_norm = 0.0;  //!< ‖r‖₂ of the recurrence at the last check
+  double rhs_norm = 0.0;       //!< ‖b‖₂
+  double time_ms = 0.0;
+  std::vector<CgSample> history;
+
+  bool converged() const { return status == CgStatus::converged; }
+  double relative_residual() const { return rhs_norm > 0 ? residual_norm / rhs_norm : residual_norm; }
+};
+
+}  // namespace relax

@@ -1,0 +1,137 @@
+#pragma once
+//! \file
+//! The reference backend's Conjugate Gradient, serial and OpenMP: the oracle of the GPU variants
+//! and the CPU baseline of their benchmarks. Works on any symmetric positive definite operator
+//! given as `apply(p, q)` (q = A p), on a `Csr<T>`, and on the matrix-free 5-point Poisson
+//! operator `Poisson5`. With OpenMP the dot products sum in another order than serially, so the
+//! two agree to rounding, not bit for bit.
+
+#include <relax/core/cg_report.hpp>
+#include <relax/core/error.hpp>
+#include <relax/reference/jacobi.hpp>
+#include <relax/sparse/csr.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace relax::reference {
+
+//! The 5-point Poisson operator on n × n unknowns with zero Dirichlet boundary:
+//! (A p)(i, j) = 4 p(i, j) − p(i−1, j) − p(i+1, j) − p(i, j−1) − p(i, j+1), row-major unknowns.
+template <class T>
+struct Poisson5 {
+  std::int64_t n = 0;
+
+  explicit Poisson5(std::int64_t side) : n(side) {
+    relax::detail::require(side >= 1, "n", side, "at least 1 unknown per side");
+  }
+  std::int64_t size() const { return n * n; }
+  void apply(const T* p, T* q, Exec exec = {}) const {
+    const int threads = exec.resolved_threads();
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const std::int64_t k = i * n + j;
+        T v = T(4) * p[k];
+        if (i > 0) v -= p[k - n];
+        if (i + 1 < n) v -= p[k + n];
+        if (j > 0) v -= p[k - 1];
+        if (j + 1 < n) v -= p[k + 1];
+        q[k] = v;
+      }
+  }
+};
+
+namespace detail {
+template <class T>
+double dot(const T* x, const T* y, std::int64_t n, int threads) {
+  double s = 0.0;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1) reduction(+ : s)
+  for (std::int64_t k = 0; k < n; ++k) s += static_cast<double>(x[k]) * static_cast<double>(y[k]);
+  return s;
+}
+}  // namespace detail
+
+//! Solves A x = b by CG from the initial guess in `x` (length n). `apply(p, q)` computes q = A p.
+//! Non-convergence and breakdown are statuses; bad options throw `relax::invalid_argument`.
+template <class T, class Apply>
+CgReport cg(Apply&& apply, std::int64_t n, const T* b, T* x, const CgOptions& options, Exec exec = {}) {
+  options.validate();
+  relax::detail::require(n >= 1, "n", n, "at least 1 unknown");
+  const auto start = std::chrono::steady_clock::now();
+  const int threads = exec.resolved_threads();
+  std::vector<T> r(n), p(n), q(n);
+  CgReport report;
+  apply(x, q.data());
+  for (std::int64_t k = 0; k < n; ++k) r[k] = b[k] - q[k];
+  p = r;
+  report.rhs_norm = std::sqrt(detail::dot(b, b, n, threads));
+  const double target = std::max(options.rel_tol * report.rhs_norm, options.abs_tol);
+  double rr = detail::dot(r.data(), r.data(), n, threads);
+  report.residual_norm = std::sqrt(rr);
+  auto finish = [&](CgStatus status) {
+    report.status = status;
+    report.time_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return report;
+  };
+  if (!std::isfinite(rr)) return finish(CgStatus::non_finite);
+  if (report.residual_norm <= target) return finish(CgStatus::converged);
+  while (report.iterations < options.max_iterations) {
+    apply(p.data(), q.data());
+    const double pq = detail::dot(p.data(), q.data(), n, threads);
+    if (!std::isfinite(pq)) return finish(CgStatus::non_finite);
+    if (pq <= 0.0) return finish(CgStatus::breakdown);
+    const T alpha = static_cast<T>(rr / pq);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (std::int64_t k = 0; k < n; ++k) {
+      x[k] += alpha * p[k];
+      r[k] -= alpha * q[k];
+    }
+    const double rr_next = detail::dot(r.data(), r.data(), n, threads);
+    ++report.iterations;
+    if (!std::isfinite(rr_next)) return finish(CgStatus::non_finite);
+    const T beta = static_cast<T>(rr_next / rr);
+    rr = rr_next;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (std::int64_t k = 0; k < n; ++k) p[k] = r[k] + beta * p[k];
+    if (report.iterations % options.check_interval == 0) {
+      report.residual_norm = std::sqrt(rr);
+      if (options.record_history)
+        report.history.push_back({report.iterations, report.relative_residual()});
+      if (report.residual_norm <= target) return finish(CgStatus::converged);
+    }
+  }
+  report.residual_norm = std::sqrt(rr);
+  return finish(CgStatus::iteration_cap);
+}
+
+//! CG on a CSR matrix, which must be square and symmetric (checked: `relax::invalid_argument`
+//! naming `A`).
+template <class T>
+CgReport cg(const Csr<T>& a, const std::vector<T>& b, std::vector<T>& x, const CgOptions& options,
+            Exec exec = {}) {
+  require_square_symmetric(a, "A");
+  relax::detail::require(static_cast<std::int64_t>(b.size()) == a.rows, "b", b.size(),
+                         "one value per row of A");
+  relax::detail::require(static_cast<std::int64_t>(x.size()) == a.rows, "x", x.size(),
+                         "one value per row of A");
+  const int threads = exec.resolved_threads();
+  return cg<T>([&](const T* p, T* q) { a.multiply(p, q, threads); }, a.rows, b.data(), x.data(),
+               options, exec);
+}
+
+//! CG on the matrix-free Poisson operator.
+template <class T>
+CgReport cg(const Poisson5<T>& a, const std::vector<T>& b, std::vector<T>& x, const CgOptions& options,
+            Exec exec = {}) {
+  relax::detail::require(static_cast<std::int64_t>(b.size()) == a.size(), "b", b.size(), "n * n values");
+  relax::detail::require(static_cast<std::int64_t>(x.size()) == a.size(), "x", x.size(), "n * n values");
+  return cg<T>([&](const T* p, T* q) { a.apply(p, q, exec); }, a.size(), b.data(), x.data(), options,
+               exec);
+}
+
+}  // namespace relax::reference
