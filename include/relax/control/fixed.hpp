@@ -1,11 +1,16 @@
 #pragma once
 //! \file
 //! Convergence controllers decide how many sweeps run before the next check of
-//! ρ = ‖b − A u‖∞ / ‖b‖∞ (see `relax::SolveOptions`); the solver stops at the first check with
-//! ρ < tol, or at the sweep cap.
+//! ρ = ‖b − A u‖∞ / ‖b‖∞ (see `relax::SolveOptions`) and, for strategies whose depth is
+//! `relax::dynamic`, which depth D the next launches use. The solver stops at the first check with
+//! ρ < tol, or at the sweep cap; controllers never stop a solve.
 //!
-//! A controller is a copyable type with `void validate() const` (throwing
-//! `relax::invalid_argument` on bad settings) and `std::int64_t sweeps_before_check() const`.
+//! A controller is a copyable type with
+//! - `void validate() const` — throws `relax::invalid_argument` on bad settings;
+//! - `void begin_solve()` — resets per-solve state (each time step is a new solve);
+//! - `std::int64_t sweeps_before_check() const` — M for the next batch;
+//! - `void observe(const CheckSample&)` — what the last check measured.
+//! A controller that chooses D also has `int depth() const` (`chooses_depth_v`).
 
 #include <relax/core/error.hpp>
 
@@ -14,6 +19,13 @@
 #include <utility>
 
 namespace relax {
+
+//! What a convergence check measured.
+struct CheckSample {
+  std::int64_t sweeps = 0;  //!< sweeps of this solve so far
+  double rho = 0.0;         //!< ρ after them
+  double elapsed_ms = 0.0;  //!< time since the previous check (or the start of the solve)
+};
 
 //! Checks every `check_interval` (M) sweeps, for the whole solve. The sweep count of a converged
 //! solve is therefore a multiple of M (or the cap).
@@ -27,7 +39,9 @@ struct Fixed {
     detail::require(check_interval >= 1, "check_interval", check_interval,
                     "at least 1 sweep between checks");
   }
+  void begin_solve() {}
   std::int64_t sweeps_before_check() const { return check_interval; }
+  void observe(const CheckSample&) {}
 };
 
 namespace detail {
@@ -35,12 +49,23 @@ template <class C, class = void>
 struct is_controller : std::false_type {};
 template <class C>
 struct is_controller<C, std::void_t<decltype(std::declval<const C&>().validate()),
+                                    decltype(std::declval<C&>().begin_solve()),
+                                    decltype(std::declval<C&>().observe(std::declval<const CheckSample&>())),
                                     decltype(std::declval<const C&>().sweeps_before_check())>>
     : std::is_convertible<decltype(std::declval<const C&>().sweeps_before_check()), std::int64_t> {};
+
+template <class C, class = void>
+struct chooses_depth : std::false_type {};
+template <class C>
+struct chooses_depth<C, std::void_t<decltype(std::declval<const C&>().depth())>> : std::true_type {};
 }  // namespace detail
 
 //! True when `C` is a convergence controller.
 template <class C>
 inline constexpr bool is_controller_v = detail::is_controller<C>::value;
+
+//! True when the controller `C` chooses the depth D of the next launches.
+template <class C>
+inline constexpr bool chooses_depth_v = detail::chooses_depth<C>::value;
 
 }  // namespace relax

@@ -8,16 +8,18 @@
 #include <relax/stencil/stencil5.hpp>
 
 #include <chrono>
+#include <type_traits>
 #include <functional>
 #include <utility>
 
 namespace relax::reference {
 
 //! Runs `p.steps` implicit diffusion steps on the host. Stops after a step that does not
-//! converge. `on_step(step, report)` is called after each step; `solution`, if given, receives
-//! the final state. `schedule` is how the sweeps run (`SyncSchedule` or a `TiledSchedule`).
-template <class T, class Schedule = SyncSchedule>
-RunReport run_diffusion(const DiffusionParams& p, int check_interval, const SolveOptions& options,
+//! converge. `controller` decides the checks (and D, with a tiled `schedule`); `on_step(step,
+//! report)` is called after each step; `solution`, if given, receives the final state.
+template <class T, class Controller, class Schedule = SyncSchedule,
+          class = std::enable_if_t<is_controller_v<Controller>>>
+RunReport run_diffusion(const DiffusionParams& p, Controller controller, const SolveOptions& options,
                         Exec exec = {}, HostGrid<T>* solution = nullptr,
                         const std::function<void(int, const SolveReport&)>& on_step = {},
                         const Schedule& schedule = {}) {
@@ -31,7 +33,7 @@ RunReport run_diffusion(const DiffusionParams& p, int check_interval, const Solv
   const auto start = std::chrono::steady_clock::now();
   for (int step = 0; step < p.steps; ++step) {
     add(u, f, b);
-    run.steps.push_back(solve(stencil, u, scratch, b, check_interval, options, exec, schedule));
+    run.steps.push_back(solve(stencil, u, scratch, b, controller, options, exec, schedule));
     if (on_step) on_step(step, run.steps.back());
     if (!run.steps.back().converged()) break;
   }
@@ -39,6 +41,17 @@ RunReport run_diffusion(const DiffusionParams& p, int check_interval, const Solv
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (solution) *solution = std::move(u);
   return run;
+}
+
+//! `run_diffusion` checking every `check_interval` sweeps (the `Fixed` controller).
+template <class T, class Schedule = SyncSchedule>
+RunReport run_diffusion(const DiffusionParams& p, int check_interval, const SolveOptions& options,
+                        Exec exec = {}, HostGrid<T>* solution = nullptr,
+                        const std::function<void(int, const SolveReport&)>& on_step = {},
+                        const Schedule& schedule = {}) {
+  Fixed fixed;
+  fixed.check_interval = check_interval;
+  return run_diffusion<T>(p, fixed, options, exec, solution, on_step, schedule);
 }
 
 }  // namespace relax::reference

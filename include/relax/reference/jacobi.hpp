@@ -9,6 +9,7 @@
 //! The control loop here is written independently of the GPU solver's on purpose: an oracle that
 //! shared the solver's loop would share its bugs.
 
+#include <relax/control/fixed.hpp>
 #include <relax/core/report.hpp>
 #include <relax/stencil/arithmetic.hpp>
 #include <relax/stencil/grid.hpp>
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #if defined(_OPENMP)
@@ -118,31 +120,45 @@ void sweeps(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGrid<T>&
   }
 }
 
-//! Solves A u = b by Jacobi sweeps from the initial guess in `u`, checking ρ every
-//! `check_interval` sweeps (see `SolveOptions`), sweeping as `schedule` does (`SyncSchedule`, or
+//! Solves A u = b by Jacobi sweeps from the initial guess in `u`. The controller decides how
+//! many sweeps run between two checks of ρ (see `SolveOptions`) and, if it chooses depths, the D
+//! of the tiled `schedule`'s launches; `schedule` is how sweeps run (`SyncSchedule`, or a
 //! `TiledSchedule` from relax/reference/tiled.hpp). `u` holds the last iterate on return;
 //! `scratch` is overwritten.
-template <class S, class T = typename S::value_type, class Schedule = SyncSchedule>
+template <class S, class Controller, class T = typename S::value_type, class Schedule = SyncSchedule,
+          class = std::enable_if_t<is_controller_v<Controller>>>
 SolveReport solve(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGrid<T>& b,
-                  int check_interval, const SolveOptions& options, Exec exec = {},
+                  Controller& controller, const SolveOptions& options, Exec exec = {},
                   const Schedule& schedule = {}) {
+  static_assert(!chooses_depth_v<Controller> || !std::is_same_v<Schedule, SyncSchedule>,
+                "relax::reference::solve: the controller chooses the depth D, so the schedule must "
+                "be a TiledSchedule (synchronous sweeps have no D)");
   options.validate();
-  relax::detail::require(check_interval >= 1, "check_interval", check_interval,
-                         "at least 1 sweep between checks");
+  controller.validate();
   relax::detail::require_layout(scratch.layout(), u.layout(), "scratch");
-  const auto start = std::chrono::steady_clock::now();
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  auto last_check = start;
   scratch = u;  // the ring of both buffers must hold the boundary values
+  controller.begin_solve();
   SolveReport report;
   report.rhs_norm = static_cast<double>(rhs_norm(s, u, b, exec));
   const double scale = report.rhs_norm > 0.0 ? report.rhs_norm : 1.0;
   for (;;) {
     const std::int64_t batch =
-        std::min<std::int64_t>(check_interval, options.max_sweeps - report.sweeps);
-    sweeps(s, u, scratch, b, schedule, batch, exec);
+        std::min<std::int64_t>(controller.sweeps_before_check(), options.max_sweeps - report.sweeps);
+    if constexpr (chooses_depth_v<Controller>)
+      sweeps(s, u, scratch, b, with_depth(schedule, controller.depth()), batch, exec);
+    else
+      sweeps(s, u, scratch, b, schedule, batch, exec);
     report.sweeps += batch;
     report.rho = static_cast<double>(residual_norm(s, u, b, exec)) / scale;
     ++report.checks;
     if (options.record_history) report.history.push_back({report.sweeps, report.rho});
+    const auto now = clock::now();
+    controller.observe({report.sweeps, report.rho,
+                        std::chrono::duration<double, std::milli>(now - last_check).count()});
+    last_check = now;
     if (!std::isfinite(report.rho)) {
       report.status = SolveStatus::non_finite;
       break;
@@ -156,9 +172,18 @@ SolveReport solve(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGr
       break;
     }
   }
-  report.time_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  report.time_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
   return report;
+}
+
+//! `solve` checking every `check_interval` sweeps (the `Fixed` controller).
+template <class S, class T = typename S::value_type, class Schedule = SyncSchedule>
+SolveReport solve(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGrid<T>& b,
+                  int check_interval, const SolveOptions& options, Exec exec = {},
+                  const Schedule& schedule = {}) {
+  Fixed fixed;
+  fixed.check_interval = check_interval;
+  return solve(s, u, scratch, b, fixed, options, exec, schedule);
 }
 
 }  // namespace relax::reference

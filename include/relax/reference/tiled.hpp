@@ -29,6 +29,12 @@ struct TiledSchedule {
   }
 };
 
+//! The same schedule with depth `d` (what a controller that chooses D asks for).
+inline TiledSchedule with_depth(TiledSchedule s, int d) {
+  s.depth = d;
+  return s;
+}
+
 namespace detail {
 //! One launch of depth `depth` over every tile: reads `u`, writes the tiles' points of `out`.
 template <class S, class T>

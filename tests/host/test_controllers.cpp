@@ -1,0 +1,190 @@
+// Controllers driven by synthetic residual traces (latching, no oscillation, settling windows,
+// the fallback to synchronous sweeps), and by real solves of the reference backend (the stop on
+// ρ < tol and the sweep cap).
+#include <catch2/catch.hpp>
+
+#include <relax/control/feedback.hpp>
+#include <relax/control/fixed.hpp>
+#include <relax/control/ladder.hpp>
+#include <relax/reference/diffusion.hpp>
+#include <relax/reference/tiled.hpp>
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+using relax::CheckSample;
+
+namespace {
+
+// Feeds ρ values (one check per millisecond) and returns the depth after each check.
+template <class C>
+std::vector<int> depths_for(C& c, const std::vector<double>& rhos) {
+  std::vector<int> out;
+  std::int64_t sweeps = 0;
+  for (double rho : rhos) {
+    sweeps += c.sweeps_before_check();
+    c.observe({sweeps, rho, 1.0});
+    out.push_back(c.depth());
+  }
+  return out;
+}
+
+// A synthetic solve in which ρ falls at `rate_at[D]` per millisecond at depth D, and the first
+// check after each change of D sees a bump (ρ rises 10x) that a controller must not act on.
+std::vector<int> feedback_trace(relax::Feedback& c, std::map<int, double> rate_at, int checks,
+                                double bump = 10.0) {
+  c.begin_solve();
+  std::vector<int> depths;
+  double rho = 1.0;
+  int last = c.depth();
+  bool bumped = false;
+  for (int k = 0; k < checks; ++k) {
+    const int d = c.depth();
+    rho *= std::exp(-rate_at.at(d));
+    if (d != last && !bumped) {
+      rho *= bump;
+      bumped = true;
+    } else {
+      bumped = false;
+      last = d;
+    }
+    c.observe({8 * (k + 1), rho, 1.0});
+    depths.push_back(c.depth());
+  }
+  return depths;
+}
+
+int changes(const std::vector<int>& depths, int start) {
+  int n = 0;
+  for (int d : depths) {
+    n += d != start;
+    start = d;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("Ladder ascending steps D up as rho crosses 1e-2, 1e-3, 1e-4, latched", "[control]") {
+  relax::Ladder c(relax::Ladder::Direction::ascending);
+  c.begin_solve();
+  CHECK(c.depth() == 1);
+  CHECK(depths_for(c, {0.5, 5e-3, 2e-2, 5e-4, 3e-3, 5e-5, 1.0}) ==
+        std::vector<int>{1, 2, 2, 4, 4, 8, 8});  // bumps back above a threshold change nothing
+  c.begin_solve();  // the next time step starts over
+  CHECK(c.depth() == 1);
+  CHECK(depths_for(c, {1e-6}) == std::vector<int>{8});  // several thresholds at once
+}
+
+TEST_CASE("Ladder descending steps D down and never oscillates around a threshold", "[control]") {
+  relax::Ladder c(relax::Ladder::Direction::descending);
+  c.begin_solve();
+  CHECK(c.depth() == 8);
+  std::vector<double> around;
+  for (int k = 0; k < 40; ++k) around.push_back(k % 2 ? 0.9e-3 : 1.1e-3);
+  const auto d = depths_for(c, around);
+  CHECK(d.front() == 4);  // 1.1e-3 is below 1e-2: one step down
+  CHECK(d[1] == 2);       // 0.9e-3 is below 1e-3: two steps down
+  CHECK(changes(d, 8) == 2);
+  CHECK(d.back() == 2);   // rising back above 1e-3 twenty times changes nothing
+}
+
+TEST_CASE("Ladder and Feedback reject bad settings", "[control][validation]") {
+  relax::Ladder l;
+  l.thresholds = {1e-2, 1e-2, 1e-4};
+  CHECK_THROWS_WITH(l.validate(), Catch::Contains("thresholds"));
+  l = {};
+  l.check_interval = 0;
+  CHECK_THROWS_WITH(l.validate(), Catch::Contains("check_interval"));
+  relax::Feedback f;
+  f.max_depth = 6;
+  CHECK_THROWS_WITH(f.validate(), Catch::Contains("max_depth"));
+  f = {};
+  f.drop = 1.5;
+  CHECK_THROWS_WITH(f.validate(), Catch::Contains("drop"));
+  STATIC_REQUIRE(relax::chooses_depth_v<relax::Ladder>);
+  STATIC_REQUIRE(relax::chooses_depth_v<relax::Feedback>);
+  STATIC_REQUIRE_FALSE(relax::chooses_depth_v<relax::Fixed>);
+  STATIC_REQUIRE(relax::is_controller_v<relax::Ladder>);
+  STATIC_REQUIRE(relax::is_controller_v<relax::Feedback>);
+}
+
+TEST_CASE("Feedback climbs while the rate holds and returns to the best depth", "[control]") {
+  relax::Feedback c;
+  // Faster per millisecond up to D = 4, slower at 8.
+  const auto d = feedback_trace(c, {{1, 0.10}, {2, 0.15}, {4, 0.18}, {8, 0.12}}, 30);
+  CHECK(d.back() == 4);
+  CHECK(c.changes() == 4);  // 1 -> 2 -> 4 -> 8 -> 4, then it holds
+  CHECK_FALSE(c.synchronous());
+}
+
+TEST_CASE("Feedback ignores the residual bump after a change (settling window)", "[control]") {
+  relax::Feedback settled;
+  // With the settling window the bump after each change is ignored and D reaches 8.
+  feedback_trace(settled, {{1, 0.10}, {2, 0.12}, {4, 0.14}, {8, 0.16}}, 30);
+  CHECK(settled.depth() == 8);
+  relax::Feedback hasty;
+  hasty.settle_checks = 0;
+  // Without it, the bump reads as a collapse of the rate and the controller retreats at once.
+  feedback_trace(hasty, {{1, 0.10}, {2, 0.12}, {4, 0.14}, {8, 0.16}}, 30);
+  CHECK(hasty.depth() == 1);
+}
+
+TEST_CASE("Feedback falls back to synchronous sweeps when D = 2 does not pay", "[control]") {
+  relax::Feedback c;
+  const auto d = feedback_trace(c, {{1, 0.10}, {2, 0.07}, {4, 0.2}, {8, 0.3}}, 40);
+  CHECK(c.synchronous());
+  CHECK(d.back() == 1);
+  CHECK(c.changes() == 2);  // 1 -> 2 -> 1, latched for the rest of the solve
+  c.begin_solve();
+  CHECK_FALSE(c.synchronous());  // a new solve tries again
+  CHECK(c.depth() == 1);
+}
+
+TEST_CASE("Feedback halves D on a drop while holding", "[control]") {
+  relax::Feedback c;
+  c.max_depth = 4;
+  c.begin_solve();
+  double rho = 1.0;
+  auto check = [&](double rate) {
+    rho *= std::exp(-rate);
+    c.observe({0, rho, 1.0});
+  };
+  check(0.1);   // first check: no rate yet
+  check(0.1);   // rate at D = 1 -> try 2
+  check(0.05);  // settling
+  check(0.2);   // holds -> try 4
+  check(0.05);  // settling
+  check(0.25);  // at the maximum: hold here, rate 0.25
+  REQUIRE(c.depth() == 4);
+  check(0.24);  // within 10 %
+  CHECK(c.depth() == 4);
+  check(0.2);   // a drop of 20 %: halve
+  CHECK(c.depth() == 2);
+}
+
+TEST_CASE("controlled reference solves stop on rho < tol and at the sweep cap", "[control][reference]") {
+  relax::DiffusionParams p;
+  p.n = 70;
+  p.r = 10.0;
+  p.steps = 3;
+  const relax::reference::TiledSchedule block_async{32, 8, 1, false};
+  for (auto dir : {relax::Ladder::Direction::ascending, relax::Ladder::Direction::descending}) {
+    const auto run = relax::reference::run_diffusion<float>(
+        p, relax::Ladder(dir), {}, relax::reference::Exec::openmp(), nullptr, {}, block_async);
+    CHECK(run.converged());
+    for (const auto& s : run.steps) CHECK(s.rho < 1e-5);
+  }
+  const auto fb = relax::reference::run_diffusion<float>(p, relax::Feedback{}, {},
+                                                         relax::reference::Exec::openmp(), nullptr,
+                                                         {}, block_async);
+  CHECK(fb.converged());
+  relax::SolveOptions capped;
+  capped.max_sweeps = 20;
+  const auto cap = relax::reference::run_diffusion<float>(
+      p, relax::Ladder(), capped, relax::reference::Exec::serial(), nullptr, {}, block_async);
+  REQUIRE(cap.steps.size() == 1);
+  CHECK(cap.steps[0].status == relax::SolveStatus::sweep_cap);
+  CHECK(cap.steps[0].sweeps == 20);
+}
