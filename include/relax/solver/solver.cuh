@@ -5,7 +5,8 @@
 //!
 //! - `Stencil` — the operator and its arithmetic (`Stencil5<T>`);
 //! - `Strategy` — how sweeps are scheduled (`Sync`);
-//! - `Controller` — when ρ is checked (`Fixed`).
+//! - `Controller` — when ρ is checked (`Fixed`), and D for strategies whose depth is
+//!   `relax::dynamic` (`Ladder`, `Feedback`).
 //!
 //! The solver allocates its workspace once, at construction; a solve allocates nothing.
 
@@ -19,6 +20,7 @@
 #include <relax/strategy/traits.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 
@@ -35,6 +37,13 @@ class Solver {
   static_assert(is_controller_v<Controller_>,
                 "relax::Solver<Stencil, Strategy, Controller>: the third argument (Controller) is "
                 "not a convergence controller such as relax::Fixed");
+  static_assert(!chooses_depth_v<Controller_> || has_dynamic_depth_v<Strategy_>,
+                "relax::Solver<Stencil, Strategy, Controller>: the Controller chooses the depth D, "
+                "so the Strategy must take D at run time (BlockAsync<relax::dynamic>, "
+                "TemporalBlock<relax::dynamic>); Sync and fixed-depth strategies have no D to set");
+  static_assert(chooses_depth_v<Controller_> || !has_dynamic_depth_v<Strategy_>,
+                "relax::Solver<Stencil, Strategy, Controller>: the Strategy has D = relax::dynamic, "
+                "so the Controller must choose D (relax::Ladder, relax::Feedback), not relax::Fixed");
 
  public:
   using Stencil = Stencil_;
@@ -70,19 +79,29 @@ class Solver {
                     cudaStream_t stream) {
     detail::require_layout(u.layout(), scratch_.layout(), "u");
     detail::require_layout(b.layout(), scratch_.layout(), "b");
+    using clock = std::chrono::steady_clock;
     timer_.start(stream);
     copy(u, scratch_, stream);  // the workspace needs u's boundary ring
+    controller_.begin_solve();
     SolveReport report;
     report.rhs_norm = static_cast<double>(rhs_norm(stencil_, u, b, slot_, stream));
     const double scale = report.rhs_norm > 0.0 ? report.rhs_norm : 1.0;
+    auto last_check = clock::now();  // each check waits for the stream, so host time is device time
     while (true) {
       const std::int64_t batch =
           std::min(controller_.sweeps_before_check(), options_.max_sweeps - report.sweeps);
-      Sweeper<Strategy>::run(stencil_, u, scratch_, b, batch, stream);
+      if constexpr (chooses_depth_v<Controller>)
+        Sweeper<Strategy>::run_with_depth(stencil_, u, scratch_, b, batch, controller_.depth(), stream);
+      else
+        Sweeper<Strategy>::run(stencil_, u, scratch_, b, batch, stream);
       report.sweeps += batch;
       report.rho = static_cast<double>(residual_norm(stencil_, u, b, slot_, stream)) / scale;
       ++report.checks;
       if (options_.record_history) report.history.push_back({report.sweeps, report.rho});
+      const auto now = clock::now();
+      controller_.observe({report.sweeps, report.rho,
+                           std::chrono::duration<double, std::milli>(now - last_check).count()});
+      last_check = now;
       if (!std::isfinite(report.rho)) {
         report.status = SolveStatus::non_finite;
         break;

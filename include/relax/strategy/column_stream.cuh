@@ -163,12 +163,24 @@ struct Sweeper<TemporalBlock<D, ColumnStream>> {
   template <class S, class T>
   static void run(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
                   std::int64_t count, cudaStream_t stream) {
+    static_assert(D != dynamic,
+                  "relax: TemporalBlock<relax::dynamic, ColumnStream> needs the depth at run time; "
+                  "call run_with_depth (a controller that sets D does)");
+    run_with_depth(s, u, scratch, b, count, D, stream);
+  }
+
+  //! `count` exact sweeps in launches of depth `depth` (1 to 8) and a remainder.
+  template <class S, class T>
+  static void run_with_depth(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch,
+                             const DeviceGrid<T>& b, std::int64_t count, int depth,
+                             cudaStream_t stream) {
     static_assert(is_stencil_v<S>, "relax: S is not a stencil (is_stencil_v)");
     static_assert(S::radius == 1, "relax: TemporalBlock supports radius-1 stencils");
+    detail::require(depth >= 1 && depth <= 8, "D", depth, "a depth from 1 to 8");
     detail::require_layout(scratch.layout(), u.layout(), "scratch");
     detail::require_layout(b.layout(), u.layout(), "b");
     for (std::int64_t done = 0; done < count;) {
-      const int d = static_cast<int>(std::min<std::int64_t>(D, count - done));
+      const int d = static_cast<int>(std::min<std::int64_t>(depth, count - done));
       detail::launch_column_stream(d, s, u, scratch, b, stream);
       u.swap(scratch);
       done += d;

@@ -61,8 +61,8 @@ struct TemporalBlock {
                     (D <= TileShape::x && D <= TileShape::y),
                 "relax::TemporalBlock<D, Tile>: D must not exceed the tile's width or height "
                 "(the halo would be wider than the tile)");
-  static_assert(!std::is_same_v<TileShape, ColumnStream> || (D >= 1 && D <= 8),
-                "relax::TemporalBlock<D, ColumnStream>: D must be a compile-time depth from 1 to 8");
+  static_assert(!std::is_same_v<TileShape, ColumnStream> || D == dynamic || (D >= 1 && D <= 8),
+                "relax::TemporalBlock<D, ColumnStream>: D must be from 1 to 8, or relax::dynamic");
   static constexpr int depth = D;
   static constexpr bool exact = true;
   using tile = TileShape;

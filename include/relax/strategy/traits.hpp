@@ -20,6 +20,17 @@ struct is_strategy : std::false_type {};
 template <class S>
 inline constexpr bool is_strategy_v = is_strategy<S>::value;
 
+namespace detail {
+template <class S, class = void>
+struct has_dynamic_depth : std::false_type {};
+template <class S>
+struct has_dynamic_depth<S, std::void_t<decltype(S::depth)>> : std::bool_constant<S::depth == dynamic> {};
+}  // namespace detail
+
+//! True when the strategy's depth D is chosen at run time (`BlockAsync<relax::dynamic>`).
+template <class S>
+inline constexpr bool has_dynamic_depth_v = detail::has_dynamic_depth<S>::value;
+
 //! Launches sweeps for a strategy. The primary template exists only to say what went wrong.
 template <class Strategy>
 struct Sweeper {

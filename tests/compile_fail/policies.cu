@@ -1,0 +1,20 @@
+// Compiled once per CASE by the test suite; each case must fail to compile with the message the
+// test names (tests/CMakeLists.txt). Nothing here is meant to build.
+#include <relax/control/ladder.hpp>
+#include <relax/solver/solver.cuh>
+#include <relax/stencil/stencil5.hpp>
+#include <relax/strategy/sync.cuh>
+#include <relax/strategy/tiled.cuh>
+
+#if CASE == 1
+using Bad = relax::Solver<relax::Stencil5<float>, relax::Sync, relax::Ladder>;  // no D to set
+#elif CASE == 2
+using Bad = relax::Solver<relax::Stencil5<float>, relax::BlockAsync<relax::dynamic>, relax::Fixed>;
+#elif CASE == 3
+using Bad = relax::Solver<int, relax::Sync, relax::Fixed>;  // not a stencil
+#elif CASE == 4
+using Bad = relax::TemporalBlock<0>;
+#elif CASE == 5
+using Bad = relax::TemporalBlock<16, relax::Tile<32, 8>>;  // halo wider than the tile
+#endif
+static_assert(sizeof(Bad) > 0);  // instantiates Bad
