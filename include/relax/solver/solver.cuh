@@ -59,6 +59,7 @@ class Solver {
     controller_.validate();
     options_.validate();
     scratch_ = DeviceGrid<value_type>(n, stream_);
+    stream_.synchronize();  // the zeroing must not land after a solve on another stream
   }
 
   const Stencil& stencil() const { return stencil_; }
