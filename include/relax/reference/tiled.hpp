@@ -4,6 +4,7 @@
 //! the same halos frozen at load time, the same local sweeps and the same split of a batch into
 //! launches, so the GPU's result is reproduced bit for bit on the host.
 
+#include <relax/core/batches.hpp>
 #include <relax/reference/jacobi.hpp>
 
 #include <algorithm>
@@ -96,12 +97,10 @@ void sweeps(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGrid<T>&
   sched.validate();
   relax::detail::require_layout(scratch.layout(), u.layout(), "scratch");
   relax::detail::require_layout(b.layout(), u.layout(), "b");
-  for (std::int64_t done = 0; done < count;) {
-    const int depth = static_cast<int>(std::min<std::int64_t>(sched.depth, count - done));
+  relax::detail::for_each_launch(count, sched.depth, [&](int depth) {
     detail::tiled_launch(s, u, scratch, b, sched, depth, exec);
     std::swap(u, scratch);
-    done += depth;
-  }
+  });
 }
 
 }  // namespace relax::reference

@@ -14,6 +14,7 @@
 //! `s.update(b, north, south, east, west)`, exactly as in `Sync`, so the result equals D
 //! synchronous sweeps bit for bit.
 
+#include <relax/core/batches.hpp>
 #include <relax/core/cuda_check.hpp>
 #include <relax/core/device.hpp>
 #include <relax/core/launch.hpp>
@@ -179,12 +180,10 @@ struct Sweeper<TemporalBlock<D, ColumnStream>> {
     detail::require(depth >= 1 && depth <= 8, "D", depth, "a depth from 1 to 8");
     detail::require_layout(scratch.layout(), u.layout(), "scratch");
     detail::require_layout(b.layout(), u.layout(), "b");
-    for (std::int64_t done = 0; done < count;) {
-      const int d = static_cast<int>(std::min<std::int64_t>(depth, count - done));
+    detail::for_each_launch(count, depth, [&](int d) {
       detail::launch_column_stream(d, s, u, scratch, b, stream);
       u.swap(scratch);
-      done += d;
-    }
+    });
   }
 };
 

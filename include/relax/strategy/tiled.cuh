@@ -7,6 +7,7 @@
 //! between sweeps, and writes its tile to the other global buffer. The host emulation
 //! `relax::reference::sweeps(..., TiledSchedule, ...)` follows the same steps point for point.
 
+#include <relax/core/batches.hpp>
 #include <relax/core/cuda_check.hpp>
 #include <relax/core/device.hpp>
 #include <relax/core/launch.hpp>
@@ -87,8 +88,7 @@ void tiled_sweeps(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const De
   require_layout(b.layout(), u.layout(), "b");
   const dim3 grid = tile_grid(u.n(), TileX, TileY);
   const dim3 block(TileX, TileY);
-  for (std::int64_t done = 0; done < count;) {
-    const int d = static_cast<int>(std::min<std::int64_t>(depth, count - done));
+  for_each_launch(count, depth, [&](int d) {
     const std::size_t bytes = tiled_shared_bytes<T>(TileX, TileY, Exact ? d : 1);
     auto kernel = tiled_sweeps_kernel<TileX, TileY, Exact, S, T>;
     if (bytes > 48 * 1024) {
@@ -104,8 +104,7 @@ void tiled_sweeps(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const De
                                            b.view().data_handle(), u.n(), u.layout().pitch, d);
     RELAX_CUDA_CHECK_LAUNCH();
     u.swap(scratch);
-    done += d;
-  }
+  });
 }
 
 //! The launch shared by both tags; `Strategy::exact` picks the halo.
