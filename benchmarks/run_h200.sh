@@ -3,9 +3,13 @@
 # compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the device tests tagged
 # [sanitize], and the benchmarks; leave logs and JSON under $OUT.
 #
-#   benchmarks/run_h200.sh [build] [test] [large] [sanitize] [bench]     (default: all)
+#   benchmarks/run_h200.sh [build] [test] [large] [sanitize] [bench] [experiment]
+#                                         (default: all but experiment)
 #
-# BENCH_FILTER (a Google Benchmark regex) limits the benchmarks run.
+# BENCH_FILTER (a Google Benchmark regex) limits the benchmarks run. The experiment stage runs
+# relax_experiment with EXPERIMENT_ARGS for at most EXPERIMENT_BUDGET seconds (default 300),
+# resuming from docs/results/h200/experiment.csv, and leaves the CSV, and the report and plots in
+# experiment.tgz, under $OUT.
 #
 # That machine installs nothing: Catch2 v2's header must be carried in .deps/include (see README).
 set -uo pipefail
@@ -54,6 +58,19 @@ if has bench; then
     > "$LOGS/bench.log" 2>&1 || status=1
   python3 benchmarks/report.py "$OUT/bench.json" --summary "$OUT/summary.json" \
     --readme "$OUT/results-README.md" || status=1
+fi
+if has experiment; then
+  step "experiment matrix"
+  cp docs/results/h200/experiment.csv "$OUT/experiment.csv" 2>/dev/null || true
+  # shellcheck disable=SC2086
+  $BUILD/benchmarks/relax_experiment --out "$OUT/experiment.csv" \
+    --budget-seconds "${EXPERIMENT_BUDGET:-300}" ${EXPERIMENT_ARGS:-} > "$LOGS/experiment.log" 2>&1 ||
+    status=1
+  tail -3 "$LOGS/experiment.log"
+  mkdir -p "$OUT/experiment"
+  python3 benchmarks/experiment_report.py "$OUT/experiment.csv" --summary "$OUT/summary.json" \
+    --markdown "$OUT/experiment/experiment.md" --plots "$OUT/experiment" || status=1
+  tar czf "$OUT/experiment.tgz" -C "$OUT" experiment && rm -rf "$OUT/experiment"
 fi
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$LOGS"
 echo "run_h200.sh: status $status"
