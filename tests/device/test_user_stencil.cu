@@ -4,6 +4,7 @@
 
 #include "grids.hpp"
 
+#include <relax/core/stream.hpp>
 #include <relax/reference/tiled.hpp>
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>
