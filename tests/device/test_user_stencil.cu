@@ -1,11 +1,13 @@
 // A stencil defined by a user (anisotropic diffusion) works with every strategy: each GPU run
-// equals the reference backend's schedule bit for bit, and the exact strategies equal Sync.
+// equals the reference backend's schedule bit for bit, and the exact strategies equal Sync; the
+// residual norm of the result agrees too.
 #include <catch2/catch.hpp>
 
 #include "grids.hpp"
 
 #include <relax/core/stream.hpp>
 #include <relax/reference/tiled.hpp>
+#include <relax/stencil/residual.cuh>
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
@@ -42,6 +44,8 @@ void check(std::int64_t n, std::int64_t count, const Schedule& schedule) {
   relax::reference::sweeps(s, u, host_scratch, b, schedule, count, relax::reference::Exec::openmp());
   INFO("n = " << n << ", differing points " << relax::testing::count_differences(got, u));
   CHECK(relax::testing::same_bits(got, u));
+  relax::MaxNormSlot<float> slot;
+  CHECK(relax::residual_norm(s, du, db, slot, stream) == relax::reference::residual_norm(s, u, b));
 }
 
 }  // namespace
