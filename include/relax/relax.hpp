@@ -4,7 +4,9 @@
 //! compile with any C++17 compiler; the GPU parts are included when compiling as CUDA.
 
 #include <relax/config.hpp>
+#include <relax/control/feedback.hpp>
 #include <relax/control/fixed.hpp>
+#include <relax/control/ladder.hpp>
 #include <relax/core/cg_report.hpp>
 #include <relax/core/error.hpp>
 #include <relax/core/report.hpp>
@@ -17,6 +19,7 @@
 #include <relax/sparse/matrix_market.hpp>
 #include <relax/stencil/arithmetic.hpp>
 #include <relax/stencil/grid.hpp>
+#include <relax/stencil/poisson5.hpp>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/traits.hpp>
 #include <relax/strategy/sync.hpp>
@@ -28,10 +31,14 @@
 #include <relax/core/device.hpp>
 #include <relax/core/stream.hpp>
 #include <relax/primitives/blas1.cuh>
+#include <relax/primitives/dot.cuh>
 #include <relax/primitives/max_norm.cuh>
+#include <relax/solver/cg.cuh>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
+#include <relax/sparse/device_csr.cuh>
 #include <relax/stencil/device_grid.hpp>
+#include <relax/stencil/poisson5.cuh>
 #include <relax/stencil/residual.cuh>
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>

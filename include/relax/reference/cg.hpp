@@ -10,6 +10,7 @@
 #include <relax/core/error.hpp>
 #include <relax/reference/jacobi.hpp>
 #include <relax/sparse/csr.hpp>
+#include <relax/stencil/poisson5.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -19,8 +20,8 @@
 
 namespace relax::reference {
 
-//! The 5-point Poisson operator on n × n unknowns with zero Dirichlet boundary:
-//! (A p)(i, j) = 4 p(i, j) − p(i−1, j) − p(i+1, j) − p(i, j−1) − p(i, j+1), row-major unknowns.
+//! The 5-point Poisson operator on n × n unknowns (row-major) with zero Dirichlet boundary, in
+//! the arithmetic of `relax::poisson5_at`, so it equals the GPU operator bit for bit.
 template <class T>
 struct Poisson5 {
   std::int64_t n = 0;
@@ -33,15 +34,7 @@ struct Poisson5 {
     const int threads = exec.resolved_threads();
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t j = 0; j < n; ++j) {
-        const std::int64_t k = i * n + j;
-        T v = T(4) * p[k];
-        if (i > 0) v -= p[k - n];
-        if (i + 1 < n) v -= p[k + n];
-        if (j > 0) v -= p[k - 1];
-        if (j + 1 < n) v -= p[k + 1];
-        q[k] = v;
-      }
+      for (std::int64_t j = 0; j < n; ++j) q[i * n + j] = poisson5_at(p, n, i, j);
   }
 };
 
