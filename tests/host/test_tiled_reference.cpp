@@ -4,12 +4,14 @@
 
 #include "../support/grids.hpp"
 
+#include <relax/core/batches.hpp>
 #include <relax/reference/diffusion.hpp>
 #include <relax/reference/tiled.hpp>
 #include <relax/strategy/tiled.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 using relax::HostGrid;
 namespace ref = relax::reference;
@@ -80,4 +82,19 @@ TEST_CASE("tiled schedules reject bad depths", "[tiled][validation]") {
   STATIC_REQUIRE(relax::is_strategy_v<relax::TemporalBlock<8, relax::Tile<64, 8>>>);
   STATIC_REQUIRE(relax::BlockAsync<relax::dynamic>::depth == relax::dynamic);
   STATIC_REQUIRE(relax::TemporalBlock<4>::exact);
+}
+
+TEST_CASE("a batch splits into launches of D and one remainder", "[tiled]") {
+  std::vector<int> depths;
+  relax::detail::for_each_launch(8, 3, [&](int d) { depths.push_back(d); });
+  CHECK(depths == std::vector<int>{3, 3, 2});
+  depths.clear();
+  relax::detail::for_each_launch(16, 8, [&](int d) { depths.push_back(d); });
+  CHECK(depths == std::vector<int>{8, 8});
+  depths.clear();
+  relax::detail::for_each_launch(5, 8, [&](int d) { depths.push_back(d); });
+  CHECK(depths == std::vector<int>{5});
+  depths.clear();
+  relax::detail::for_each_launch(0, 4, [&](int d) { depths.push_back(d); });
+  CHECK(depths.empty());
 }
