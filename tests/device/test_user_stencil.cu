@@ -3,6 +3,7 @@
 // residual norm of the result agrees too.
 #include <catch2/catch.hpp>
 
+#include "anisotropic.hpp"
 #include "grids.hpp"
 
 #include <relax/core/stream.hpp>
@@ -14,24 +15,11 @@
 
 namespace {
 
-// A = (1 + 2rx + 2ry) I − rx (E + W) − ry (N + S), written in relax::arith operations.
-struct Anisotropic5 {
-  using value_type = float;
-  static constexpr int radius = 1;
-  float rx = 4.0f, ry = 0.5f, inv_diag = 1.0f / 10.0f;
-  RELAX_HOST_DEVICE float update(float b, float n, float s, float e, float w) const {
-    using namespace relax::arith;
-    return mul(add(b, add(mul(ry, add(n, s)), mul(rx, add(e, w)))), inv_diag);
-  }
-  RELAX_HOST_DEVICE float residual(float b, float c, float n, float s, float e, float w) const {
-    using namespace relax::arith;
-    return add(sub(b, c), add(mul(ry, add(sub(n, c), sub(s, c))), mul(rx, add(sub(e, c), sub(w, c)))));
-  }
-};
+using relax::testing::Anisotropic5;
 
 template <class Strategy, class Schedule>
 void check(std::int64_t n, std::int64_t count, const Schedule& schedule) {
-  const Anisotropic5 s;
+  const Anisotropic5 s(4.0f, 0.5f);
   relax::HostGrid<float> u(n), b(n);
   relax::testing::fill_random(u, 61 + n, 0.0, 10.0);
   relax::testing::fill_random(b, 67 + n);

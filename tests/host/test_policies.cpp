@@ -2,6 +2,8 @@
 // that works with the reference backend like the shipped one.
 #include <catch2/catch.hpp>
 
+#include "../support/anisotropic.hpp"
+
 #include <relax/control/fixed.hpp>
 #include <relax/reference/jacobi.hpp>
 #include <relax/stencil/stencil5.hpp>
@@ -10,20 +12,7 @@
 
 namespace {
 
-// A user-style stencil: anisotropic diffusion, A = (1 + 2rx + 2ry) I − rx (E + W) − ry (N + S).
-struct Anisotropic5 {
-  using value_type = float;
-  static constexpr int radius = 1;
-  float rx = 1.0f, ry = 0.25f, inv_diag = 1.0f / 3.5f;
-  RELAX_HOST_DEVICE float update(float b, float n, float s, float e, float w) const {
-    using namespace relax::arith;
-    return mul(add(b, add(mul(ry, add(n, s)), mul(rx, add(e, w)))), inv_diag);
-  }
-  RELAX_HOST_DEVICE float residual(float b, float c, float n, float s, float e, float w) const {
-    using namespace relax::arith;
-    return add(sub(b, c), add(mul(ry, add(sub(n, c), sub(s, c))), mul(rx, add(sub(e, c), sub(w, c)))));
-  }
-};
+using relax::testing::Anisotropic5;
 
 struct NoResidual {
   using value_type = float;
