@@ -9,8 +9,10 @@
 //                    [--budget-seconds S] [--check-interval 8]
 //
 // Strategies: sync; temporalD (TemporalBlock<D, ColumnStream>, D = 2, 4, 8); blockasyncD
-// (BlockAsync<D>, D = 2, 4, 8); ladder-asc, ladder-desc and feedback (BlockAsync<dynamic> with
-// that controller). Size `max` is the largest N whose four grids fit in 90% of free memory.
+// (BlockAsync<D>, D = 2, 4, 8); ladder-asc and ladder-desc (BlockAsync<dynamic>, as in the source
+// study); feedback (TemporalBlock<dynamic, ColumnStream>) and feedback-async (BlockAsync<dynamic>).
+// The suffix "+overlap" runs a strategy with overlapped convergence checks (relax::CheckMode).
+// Size `max` is the largest N whose four grids fit in 90% of free memory.
 #include "driver_options.hpp"
 
 #include <relax/control/feedback.hpp>
@@ -37,17 +39,25 @@ namespace {
 using Run = std::function<relax::RunReport(const relax::DiffusionParams&, int check_interval)>;
 
 template <class Strategy, class Controller>
-relax::RunReport solve(const relax::DiffusionParams& p, Controller controller) {
+relax::RunReport solve(const relax::DiffusionParams& p, Controller controller, relax::CheckMode checks) {
+  relax::SolveOptions options;
+  options.checks = checks;
   relax::Solver<relax::Stencil5<float>, Strategy, Controller> solver(p.n, relax::Stencil5<float>(p.r),
-                                                                    controller);
+                                                                    controller, options);
   relax::DiffusionState<float> state(p, solver.stream());
   return relax::run_diffusion(solver, state);
 }
 
-Run strategy_run(const std::string& name) {
+// A strategy name, optionally with the suffix "+overlap" for overlapped convergence checks.
+Run strategy_run(const std::string& full_name) {
   using namespace relax;
-  auto fixed = [](auto tag) {
-    return [](const DiffusionParams& p, int m) { return solve<decltype(tag)>(p, Fixed(m)); };
+  const std::string suffix = "+overlap";
+  const bool overlap = full_name.size() > suffix.size() &&
+                       full_name.compare(full_name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const std::string name = overlap ? full_name.substr(0, full_name.size() - suffix.size()) : full_name;
+  const CheckMode checks = overlap ? CheckMode::overlapped : CheckMode::blocking;
+  auto fixed = [checks](auto tag) {
+    return [checks](const DiffusionParams& p, int m) { return solve<decltype(tag)>(p, Fixed(m), checks); };
   };
   if (name == "sync") return fixed(Sync{});
   if (name == "temporal2") return fixed(TemporalBlock<2, ColumnStream>{});
@@ -56,19 +66,25 @@ Run strategy_run(const std::string& name) {
   if (name == "blockasync2") return fixed(BlockAsync<2>{});
   if (name == "blockasync4") return fixed(BlockAsync<4>{});
   if (name == "blockasync8") return fixed(BlockAsync<8>{});
-  using Dynamic = BlockAsync<dynamic>;
-  if (name == "ladder-asc")
-    return [](const DiffusionParams& p, int m) { return solve<Dynamic>(p, Ladder(Ladder::Direction::ascending, m)); };
-  if (name == "ladder-desc")
-    return [](const DiffusionParams& p, int m) { return solve<Dynamic>(p, Ladder(Ladder::Direction::descending, m)); };
-  if (name == "feedback")
-    return [](const DiffusionParams& p, int m) {
+  using Async = BlockAsync<dynamic>;
+  using Exact = TemporalBlock<dynamic, ColumnStream>;
+  auto ladder = [checks](Ladder::Direction d) {
+    return [checks, d](const DiffusionParams& p, int m) { return solve<Async>(p, Ladder(d, m), checks); };
+  };
+  if (name == "ladder-asc") return ladder(Ladder::Direction::ascending);
+  if (name == "ladder-desc") return ladder(Ladder::Direction::descending);
+  auto feedback = [checks](auto tag) {
+    return [checks](const DiffusionParams& p, int m) {
       Feedback f;
       f.check_interval = m;
-      return solve<Dynamic>(p, f);
+      return solve<decltype(tag)>(p, f, checks);
     };
-  throw invalid_argument("--strategies", name,
-                         "sync, temporal2/4/8, blockasync2/4/8, ladder-asc, ladder-desc or feedback");
+  };
+  if (name == "feedback") return feedback(Exact{});
+  if (name == "feedback-async") return feedback(Async{});
+  throw invalid_argument("--strategies", full_name,
+                         "sync, temporal2/4/8, blockasync2/4/8, ladder-asc, ladder-desc, feedback or "
+                         "feedback-async, optionally with the suffix +overlap");
 }
 
 std::vector<std::string> split(const std::string& text) {

@@ -6,9 +6,10 @@
 #   benchmarks/run_h200.sh [build] [test] [large] [sanitize] [bench] [experiment]
 #                                         (default: all but experiment)
 #
-# BENCH_FILTER (a Google Benchmark regex) limits the benchmarks run. The experiment stage runs
-# relax_experiment with EXPERIMENT_ARGS for at most EXPERIMENT_BUDGET seconds (default 300),
-# resuming from docs/results/h200/experiment.csv, and leaves the CSV, and the report and plots in
+# BENCH_FILTER (a Google Benchmark regex) limits the benchmarks run. The experiment stage runs the
+# lines of benchmarks/experiment_plan.txt (or EXPERIMENT_PLAN), one relax_experiment invocation
+# each, for at most EXPERIMENT_BUDGET seconds in all (default 300), resuming from
+# docs/results/h200/experiment.csv, and leaves the CSV, and the report and plots in
 # experiment.tgz, under $OUT.
 #
 # That machine installs nothing: Catch2 v2's header must be carried in .deps/include (see README).
@@ -62,10 +63,16 @@ fi
 if has experiment; then
   step "experiment matrix"
   cp docs/results/h200/experiment.csv "$OUT/experiment.csv" 2>/dev/null || true
-  # shellcheck disable=SC2086
-  $BUILD/benchmarks/relax_experiment --out "$OUT/experiment.csv" \
-    --budget-seconds "${EXPERIMENT_BUDGET:-300}" ${EXPERIMENT_ARGS:-} > "$LOGS/experiment.log" 2>&1 ||
-    status=1
+  deadline=$((SECONDS + ${EXPERIMENT_BUDGET:-300}))
+  while read -r line; do
+    [[ -z "$line" || "$line" == \#* ]] && continue
+    left=$((deadline - SECONDS))
+    ((left > 0)) || break
+    echo "relax_experiment $line" >> "$LOGS/experiment.log"
+    # shellcheck disable=SC2086
+    $BUILD/benchmarks/relax_experiment --out "$OUT/experiment.csv" --budget-seconds $left $line \
+      >> "$LOGS/experiment.log" 2>&1 || status=1
+  done < "${EXPERIMENT_PLAN:-benchmarks/experiment_plan.txt}"
   tail -3 "$LOGS/experiment.log"
   mkdir -p "$OUT/experiment"
   python3 benchmarks/experiment_report.py "$OUT/experiment.csv" --summary "$OUT/summary.json" \

@@ -138,8 +138,29 @@ TEST_CASE("Feedback falls back to synchronous sweeps when D = 2 does not pay", "
   CHECK(d.back() == 1);
   CHECK(c.changes() == 2);  // 1 -> 2 -> 1, latched for the rest of the solve
   c.begin_solve();
-  CHECK_FALSE(c.synchronous());  // a new solve tries again
+  CHECK_FALSE(c.synchronous());  // a new solve tries D = 2 again
   CHECK(c.depth() == 1);
+}
+
+TEST_CASE("Feedback carries the depth into the next solve, or starts over without carry_over", "[control]") {
+  relax::Feedback c;
+  feedback_trace(c, {{1, 0.10}, {2, 0.15}, {4, 0.18}, {8, 0.12}}, 30);
+  REQUIRE(c.depth() == 4);
+  // The next solve starts at 4 and probes 8 once; 8 does not pay, so it returns to 4 and holds.
+  const auto d = feedback_trace(c, {{1, 0.10}, {2, 0.15}, {4, 0.18}, {8, 0.12}}, 30);
+  CHECK(d[0] == 4);  // the first check of a solve has no rate yet
+  CHECK(d[1] == 8);
+  CHECK(d.back() == 4);
+  CHECK(c.changes() == 2);
+  // At the maximum depth a carried solve just holds.
+  relax::Feedback top;
+  feedback_trace(top, {{1, 0.1}, {2, 0.2}, {4, 0.3}, {8, 0.4}}, 30);
+  REQUIRE(top.depth() == 8);
+  CHECK(feedback_trace(top, {{1, 0.1}, {2, 0.2}, {4, 0.3}, {8, 0.4}}, 10) == std::vector<int>(10, 8));
+  CHECK(top.changes() == 0);
+  top.carry_over = false;
+  top.begin_solve();
+  CHECK(top.depth() == 1);
 }
 
 TEST_CASE("Feedback halves D on a drop while holding", "[control]") {

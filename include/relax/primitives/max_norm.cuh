@@ -10,6 +10,7 @@
 
 #include <relax/core/buffer.hpp>
 #include <relax/core/cuda_check.hpp>
+#include <relax/core/stream.hpp>
 #include <relax/stencil/arithmetic.hpp>
 
 #include <cub/block/block_reduce.cuh>
@@ -45,17 +46,28 @@ class MaxNormSlot {
   }
   //! Where kernels fold their maxima.
   bits_type* target() { return device_.data(); }
-  //! Waits for `stream` and returns the max-norm.
-  T read(cudaStream_t stream) {
+  //! Queues the copy of the max-norm to the host on `stream`; `wait()` returns it. Work queued on
+  //! `stream` afterwards runs on while the host waits.
+  void request(cudaStream_t stream) {
     RELAX_CUDA_CHECK(cudaMemcpyAsync(host_.data(), device_.data(), sizeof(bits_type),
                                      cudaMemcpyDeviceToHost, stream));
-    RELAX_CUDA_CHECK(cudaStreamSynchronize(stream));
+    arrived_.record(stream);
+  }
+  //! Waits for the copy queued by the last `request` and returns the max-norm.
+  T wait() const {
+    arrived_.synchronize();
     return arith::from_bits<T>(host_.data()[0]);
+  }
+  //! Waits for `stream`'s work up to now and returns the max-norm.
+  T read(cudaStream_t stream) {
+    request(stream);
+    return wait();
   }
 
  private:
   DeviceBuffer<bits_type> device_;
   PinnedBuffer<bits_type> host_;
+  Event arrived_;
 };
 
 }  // namespace relax

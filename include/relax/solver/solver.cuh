@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace relax {
 
@@ -87,34 +88,53 @@ class Solver {
     SolveReport report;
     report.rhs_norm = static_cast<double>(rhs_norm(stencil_, u, b, slot_, stream));
     const double scale = report.rhs_norm > 0.0 ? report.rhs_norm : 1.0;
-    auto last_check = clock::now();  // each check waits for the stream, so host time is device time
-    while (true) {
+    const bool overlap = options_.checks == CheckMode::overlapped;
+    // Queues the next batch of sweeps (none at the cap); returns its size.
+    auto launch_batch = [&] {
       const std::int64_t batch =
           std::min(controller_.sweeps_before_check(), options_.max_sweeps - report.sweeps);
+      if (batch <= 0) return std::int64_t{0};
       if constexpr (chooses_depth_v<Controller>)
         Sweeper<Strategy>::run_with_depth(stencil_, u, scratch_, b, batch, controller_.depth(), stream);
       else
         Sweeper<Strategy>::run(stencil_, u, scratch_, b, batch, stream);
       report.sweeps += batch;
-      report.rho = static_cast<double>(residual_norm(stencil_, u, b, slot_, stream)) / scale;
+      return batch;
+    };
+    launch_batch();
+    request_residual_norm(stencil_, u, b, slot_, stream);
+    double predicted = std::numeric_limits<double>::infinity();  // ρ expected at the check in flight
+    double previous = std::numeric_limits<double>::quiet_NaN();
+    auto last_check = clock::now();  // each check waits for the stream, so host time is device time
+    while (true) {
+      // Overlapped: queue the next batch before reading the check in flight, unless that check
+      // is predicted to be (nearly) the last.
+      const std::int64_t ahead = overlap && !(predicted < 4.0 * options_.tol) ? launch_batch() : 0;
+      const double rho = static_cast<double>(slot_.wait()) / scale;
+      const std::int64_t checked = report.sweeps - ahead;  // sweeps behind the ρ just read
+      report.rho = rho;
       ++report.checks;
-      if (options_.record_history) report.history.push_back({report.sweeps, report.rho});
+      if (options_.record_history) report.history.push_back({checked, rho});
       const auto now = clock::now();
-      controller_.observe({report.sweeps, report.rho,
-                           std::chrono::duration<double, std::milli>(now - last_check).count()});
+      controller_.observe({checked, rho, std::chrono::duration<double, std::milli>(now - last_check).count()});
       last_check = now;
-      if (!std::isfinite(report.rho)) {
+      report.extra_sweeps = ahead;
+      if (!std::isfinite(rho)) {
         report.status = SolveStatus::non_finite;
         break;
       }
-      if (report.rho < options_.tol) {
+      if (rho < options_.tol) {
         report.status = SolveStatus::converged;
         break;
       }
-      if (report.sweeps >= options_.max_sweeps) {
+      if (checked >= options_.max_sweeps) {
         report.status = SolveStatus::sweep_cap;
         break;
       }
+      predicted = previous > 0.0 ? rho * (rho / previous) : std::numeric_limits<double>::infinity();
+      previous = rho;
+      if (ahead == 0) launch_batch();
+      request_residual_norm(stencil_, u, b, slot_, stream);
     }
     timer_.stop(stream);
     report.time_ms = timer_.milliseconds();

@@ -66,10 +66,11 @@ __global__ void __launch_bounds__(residual_block_x* residual_block_y)
 
 }  // namespace detail
 
-//! ‖b − A u‖∞ over the interior (difference form), computed on `stream`; waits for the result.
+//! Queues ‖b − A u‖∞ over the interior (difference form) on `stream` and its copy to the host;
+//! `slot.wait()` returns it. Returns at once.
 template <class S, class T = typename S::value_type>
-T residual_norm(const S& s, const DeviceGrid<T>& u, const DeviceGrid<T>& b, MaxNormSlot<T>& slot,
-                cudaStream_t stream) {
+void request_residual_norm(const S& s, const DeviceGrid<T>& u, const DeviceGrid<T>& b,
+                           MaxNormSlot<T>& slot, cudaStream_t stream) {
   static_assert(is_stencil_v<S>, "relax::residual_norm: S is not a stencil (is_stencil_v)");
   detail::require_layout(b.layout(), u.layout(), "b");
   slot.reset(stream);
@@ -79,7 +80,15 @@ T residual_norm(const S& s, const DeviceGrid<T>& u, const DeviceGrid<T>& b, MaxN
                                 stream>>>(s, u.view().data_handle(), b.view().data_handle(), u.n(),
                                           u.layout().pitch, slot.target());
   RELAX_CUDA_CHECK_LAUNCH();
-  return slot.read(stream);
+  slot.request(stream);
+}
+
+//! ‖b − A u‖∞ over the interior (difference form), computed on `stream`; waits for the result.
+template <class S, class T = typename S::value_type>
+T residual_norm(const S& s, const DeviceGrid<T>& u, const DeviceGrid<T>& b, MaxNormSlot<T>& slot,
+                cudaStream_t stream) {
+  request_residual_norm(s, u, b, slot, stream);
+  return slot.wait();
 }
 
 //! ‖b‖∞ of the interior system, with the boundary values taken from the ring of `u`.

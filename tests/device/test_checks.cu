@@ -1,0 +1,90 @@
+// Overlapped convergence checks (relax::CheckMode::overlapped) against blocking ones: the same
+// checks see the same ρ; a solve ends at the same check, with the batch launched ahead of it run
+// on top (the final iterate is the blocking one advanced by `extra_sweeps` sweeps, bit for bit).
+#include <catch2/catch.hpp>
+
+#include "runs.hpp"
+
+#include <relax/control/feedback.hpp>
+#include <relax/solver/diffusion.cuh>
+#include <relax/solver/solver.cuh>
+#include <relax/strategy/column_stream.cuh>
+#include <relax/strategy/sync.cuh>
+#include <relax/strategy/tiled.cuh>
+
+using relax::DeviceGrid;
+using relax::HostGrid;
+
+namespace {
+
+template <class Strategy>
+void check_overlapped_matches_blocking(const relax::DiffusionParams& p, std::int64_t max_sweeps) {
+  INFO("N = " << p.n << ", r = " << p.r << ", max_sweeps " << max_sweeps);
+  relax::SolveOptions opt;
+  opt.max_sweeps = max_sweeps;
+  opt.record_history = true;
+  const relax::Stencil5<float> s(p.r);
+  // The blocking solve stays on the device, to be advanced by the extra sweeps below.
+  relax::Solver<relax::Stencil5<float>, Strategy> blocking(p.n, s, relax::Fixed(8), opt);
+  relax::DiffusionState<float> bs(p, blocking.stream());
+  bs.form_rhs(blocking.stream());
+  const relax::SolveReport want = blocking.solve(bs.u(), bs.b());
+
+  opt.checks = relax::CheckMode::overlapped;
+  relax::Solver<relax::Stencil5<float>, Strategy> overlapped(p.n, s, relax::Fixed(8), opt);
+  relax::DiffusionState<float> os(p, overlapped.stream());
+  os.form_rhs(overlapped.stream());
+  const relax::SolveReport got = overlapped.solve(os.u(), os.b());
+
+  CHECK(got.status == want.status);
+  CHECK(got.checks == want.checks);
+  CHECK(got.rho == want.rho);
+  CHECK(got.sweeps - got.extra_sweeps == want.sweeps);
+  CHECK((got.extra_sweeps == 0 || got.extra_sweeps == 8 || got.status == relax::SolveStatus::sweep_cap));
+  CHECK(got.sweeps <= max_sweeps);
+  REQUIRE(got.history.size() == want.history.size());
+  for (std::size_t k = 0; k < got.history.size(); ++k) {
+    CHECK(got.history[k].sweeps == want.history[k].sweeps);
+    CHECK(got.history[k].rho == want.history[k].rho);
+  }
+  // The overlapped iterate is the blocking one after the extra sweeps.
+  DeviceGrid<float> scratch = relax::to_device(relax::to_host(bs.u(), blocking.stream()), blocking.stream());
+  if (got.extra_sweeps > 0)
+    relax::Sweeper<relax::Sync>::run(s, bs.u(), scratch, bs.b(), got.extra_sweeps, blocking.stream());
+  const HostGrid<float> want_u = relax::to_host(bs.u(), blocking.stream());
+  const HostGrid<float> got_u = relax::to_host(os.u(), overlapped.stream());
+  INFO("extra sweeps " << got.extra_sweeps << ", differing points "
+                       << relax::testing::count_differences(got_u, want_u));
+  CHECK(relax::testing::same_bits(got_u, want_u));
+}
+
+}  // namespace
+
+TEST_CASE("overlapped checks see blocking's residuals and end at the same check", "[checks][sanitize]") {
+  const std::int64_t n = GENERATE(70, 257);
+  const double r = GENERATE(1.0, 100.0);
+  const auto p = relax::testing::diffusion_params(n, r, relax::Source::gaussian, 1);
+  check_overlapped_matches_blocking<relax::Sync>(p, 1'000'000);
+  check_overlapped_matches_blocking<relax::TemporalBlock<8, relax::ColumnStream>>(p, 1'000'000);
+}
+
+TEST_CASE("overlapped checks stop at the sweep cap without passing it", "[checks][sanitize]") {
+  const auto p = relax::testing::diffusion_params(70, 100.0, relax::Source::gaussian, 1);
+  check_overlapped_matches_blocking<relax::Sync>(p, 20);  // checks after 8, 16 and 20 sweeps
+  check_overlapped_matches_blocking<relax::Sync>(p, 3);
+}
+
+TEST_CASE("Feedback on TemporalBlock<dynamic, ColumnStream> with overlapped checks solves the run",
+          "[checks][control]") {
+  const std::int64_t n = GENERATE(70, 512);
+  const double r = GENERATE(1.0, 100.0);
+  const auto p = relax::testing::diffusion_params(n, r, relax::Source::point);
+  relax::SolveOptions opt;
+  opt.checks = relax::CheckMode::overlapped;
+  using Exact = relax::TemporalBlock<relax::dynamic, relax::ColumnStream>;
+  relax::Solver<relax::Stencil5<float>, Exact, relax::Feedback> solver(p.n, relax::Stencil5<float>(p.r), {}, opt);
+  relax::DiffusionState<float> state(p, solver.stream());
+  const auto run = relax::run_diffusion(solver, state);
+  CHECK(run.converged());
+  for (const auto& s : run.steps) CHECK(s.rho < opt.tol);
+}
