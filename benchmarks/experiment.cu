@@ -11,6 +11,7 @@
 // Strategies: sync; temporalD (TemporalBlock<D, ColumnStream>, D = 2, 4, 8); blockasyncD
 // (BlockAsync<D>, D = 2, 4, 8); ladder-asc and ladder-desc (BlockAsync<dynamic>, as in the source
 // study); feedback (TemporalBlock<dynamic, ColumnStream>) and feedback-async (BlockAsync<dynamic>).
+// auto is relax::Auto (the generated decision tree).
 // The suffix "+overlap" runs a strategy with overlapped convergence checks (relax::CheckMode).
 // Size `max` is the largest N whose four grids fit in 90% of free memory.
 #include "driver_options.hpp"
@@ -19,6 +20,7 @@
 #include <relax/control/ladder.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
+#include <relax/strategy/auto.cuh>
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
@@ -60,6 +62,7 @@ Run strategy_run(const std::string& full_name) {
     return [checks](const DiffusionParams& p, int m) { return solve<decltype(tag)>(p, Fixed(m), checks); };
   };
   if (name == "sync") return fixed(Sync{});
+  if (name == "auto") return fixed(Auto{});
   if (name == "temporal2") return fixed(TemporalBlock<2, ColumnStream>{});
   if (name == "temporal4") return fixed(TemporalBlock<4, ColumnStream>{});
   if (name == "temporal8") return fixed(TemporalBlock<8, ColumnStream>{});
@@ -83,7 +86,7 @@ Run strategy_run(const std::string& full_name) {
   if (name == "feedback") return feedback(Exact{});
   if (name == "feedback-async") return feedback(Async{});
   throw invalid_argument("--strategies", full_name,
-                         "sync, temporal2/4/8, blockasync2/4/8, ladder-asc, ladder-desc, feedback or "
+                         "sync, auto, temporal2/4/8, blockasync2/4/8, ladder-asc, ladder-desc, feedback or "
                          "feedback-async, optionally with the suffix +overlap");
 }
 

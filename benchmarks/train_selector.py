@@ -25,6 +25,8 @@ FAMILIES = ("sync", "temporal", "blockasync")
 
 
 def family_and_depth(strategy):
+    if "+" in strategy:  # a check mode ("+overlap") is not part of the choice
+        return None, None
     for fam in FAMILIES:
         if strategy.startswith(fam):
             rest = strategy[len(fam):]
@@ -73,7 +75,7 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("csv", nargs="+")
     ap.add_argument("--l2-bytes", type=float, required=True, help="L2 size of the GPU that measured")
-    ap.add_argument("--header", default="include/relax/control/auto_tree.hpp")
+    ap.add_argument("--header", default="include/relax/strategy/auto_tree.hpp")
     ap.add_argument("--summary", default="docs/results/h200/summary.json")
     a = ap.parse_args(argv)
     from sklearn.tree import DecisionTreeClassifier

@@ -28,8 +28,8 @@ void print_step(int step, const relax::SolveReport& r) {
 }
 
 std::string strategy_text(const Options& o) {
-  return o.strategy == StrategyName::sync
-             ? "sync"
+  return o.strategy == StrategyName::sync || o.strategy == StrategyName::automatic
+             ? relax::driver::to_string(o.strategy)
              : std::string(relax::driver::to_string(o.strategy)) + ", D = " + std::to_string(o.depth);
 }
 
@@ -41,7 +41,7 @@ void write_json(const std::string& path, const Options& o, const std::string& ba
       << relax::to_string(o.problem.source) << "\",\n  \"precision\": \""
       << (o.precision == Precision::float32 ? "float" : "double") << "\",\n  \"tol\": "
       << o.solve.tol << ",\n  \"check_interval\": " << o.check_interval << ",\n  \"strategy\": \"" << strategy_text(o)
-      << "\",\n  \"backend\": \""
+      << "\",\n  \"checks\": \"" << relax::to_string(o.solve.checks) << "\",\n  \"backend\": \""
       << backend << "\",\n  \"device\": \"" << device << "\",\n  \"converged\": "
       << (run.converged() ? "true" : "false") << ",\n  \"total_sweeps\": " << run.sweeps()
       << ",\n  \"time_ms\": " << run.time_ms << ",\n  \"gups\": " << run.gups()
@@ -81,12 +81,14 @@ relax::RunReport run_gpu(const Options& o) {
       return run_gpu_depth<T, relax::TemporalBlock, relax::ColumnStream>(o);
     case StrategyName::blockasync:
       return run_gpu_depth<T, relax::BlockAsync, relax::Tile<32, 8>>(o);
+    case StrategyName::automatic: return run_gpu<T, relax::Auto>(o);
     default: return run_gpu<T, relax::Sync>(o);
   }
 }
 
-// On the host, TemporalBlock's iterates are Sync's (exact), so the plain schedule serves; the
-// block-asynchronous schedule is emulated with the GPU's default 32 x 8 tiles.
+// On the host, TemporalBlock's iterates are Sync's (exact), so the plain schedule serves, and
+// serves for auto too (the choice needs a GPU's L2); the block-asynchronous schedule is emulated
+// with the GPU's default 32 x 8 tiles.
 template <class T>
 relax::RunReport run_cpu(const Options& o, relax::reference::Exec exec) {
   if (o.strategy == StrategyName::blockasync)
@@ -105,16 +107,20 @@ int run(const Options& o, Backend backend) {
     const relax::DeviceInfo info = relax::device_info(0);
     backend_name = "gpu";
     device = info.name;
-    std::printf("backend: GPU (%s, %d SMs, %.0f MiB L2), strategy %s\n", info.name.c_str(),
-                info.sm_count, static_cast<double>(info.l2_bytes) / (1 << 20),
-                strategy_text(o).c_str());
+    std::string strategy = strategy_text(o);
+    if (o.strategy == StrategyName::automatic)
+      strategy += " (" + relax::to_string(relax::auto_select(o.problem.n, o.problem.r, sizeof(T), info.l2_bytes)) +
+                  " for this grid on this GPU)";
+    std::printf("backend: GPU (%s, %d SMs, %.0f MiB L2), strategy %s, %s checks\n", info.name.c_str(),
+                info.sm_count, static_cast<double>(info.l2_bytes) / (1 << 20), strategy.c_str(),
+                relax::to_string(o.solve.checks));
     report = run_gpu<T>(o);
   } else {
     const relax::reference::Exec exec = relax::reference::Exec::openmp(o.threads);
     backend_name = "cpu";
     device = "reference backend, " + std::to_string(exec.resolved_threads()) + " thread(s)";
-    std::printf("backend: CPU reference (%s), strategy %s%s\n", device.c_str(),
-                strategy_text(o).c_str(),
+    std::printf("backend: CPU reference (%s), strategy %s%s%s\n", device.c_str(),
+                strategy_text(o).c_str(), o.strategy == StrategyName::automatic ? " (sync schedule on the CPU)" : "",
                 o.backend == Backend::automatic ? ": no CUDA device is present" : "");
     report = run_cpu<T>(o, exec);
   }

@@ -17,10 +17,11 @@ namespace relax::driver {
 
 enum class Backend { automatic, gpu, cpu };
 enum class Precision { float32, float64 };
-enum class StrategyName { sync, temporal, blockasync };
+enum class StrategyName { automatic, sync, temporal, blockasync };
 
 inline const char* to_string(StrategyName s) {
   switch (s) {
+    case StrategyName::automatic: return "auto";
     case StrategyName::sync: return "sync";
     case StrategyName::temporal: return "temporal";
     case StrategyName::blockasync: return "blockasync";
@@ -34,7 +35,7 @@ struct Options {
   int check_interval = 8;
   Backend backend = Backend::automatic;
   Precision precision = Precision::float32;
-  StrategyName strategy = StrategyName::sync;
+  StrategyName strategy = StrategyName::automatic;
   int depth = 4;  // D of temporal and blockasync
   int threads = 0;  // reference backend: 0 = all OpenMP threads
   std::string json_path;
@@ -51,9 +52,11 @@ inline const char* usage() {
          "  --tol T            stop when ||b - Au||inf / ||b||inf < T (default 1e-5)\n"
          "  --check-interval M sweeps between convergence checks (default 8)\n"
          "  --max-sweeps C     sweep cap per step (default 1000000)\n"
-         "  --strategy S       sync | temporal (exact, D sweeps per pass) | blockasync\n"
-         "                     (stale halos, D local sweeps per pass) (default sync)\n"
+         "  --strategy S       auto (picked from N, r and the GPU's L2) | sync | temporal\n"
+         "                     (exact, D sweeps per pass) | blockasync (stale halos, D local\n"
+         "                     sweeps per pass) (default auto)\n"
          "  --depth D          D for temporal and blockasync: 1, 2, 4 or 8 (default 4)\n"
+         "  --checks C         blocking | overlapped (sweep on while rho travels; default blocking)\n"
          "  --backend B        auto | gpu | cpu (default auto: the GPU if one is present)\n"
          "  --threads P        reference backend threads, 0 = all (default 0)\n"
          "  --precision P      float | double (default float)\n"
@@ -112,10 +115,16 @@ inline Options parse(const std::vector<std::string>& args) {
     else if (opt == "--max-sweeps") o.solve.max_sweeps = detail::parse_int(opt, v);
     else if (opt == "--depth") o.depth = detail::narrow(opt, detail::parse_int(opt, v));
     else if (opt == "--strategy") {
-      if (v == "sync") o.strategy = StrategyName::sync;
+      if (v == "auto") o.strategy = StrategyName::automatic;
+      else if (v == "sync") o.strategy = StrategyName::sync;
       else if (v == "temporal") o.strategy = StrategyName::temporal;
       else if (v == "blockasync") o.strategy = StrategyName::blockasync;
-      else throw invalid_argument(opt, v, "sync, temporal or blockasync");
+      else throw invalid_argument(opt, v, "auto, sync, temporal or blockasync");
+    }
+    else if (opt == "--checks") {
+      if (v == "blocking") o.solve.checks = CheckMode::blocking;
+      else if (v == "overlapped") o.solve.checks = CheckMode::overlapped;
+      else throw invalid_argument(opt, v, "blocking or overlapped");
     }
     else if (opt == "--threads") o.threads = detail::narrow(opt, detail::parse_int(opt, v));
     else if (opt == "--json") o.json_path = v;

@@ -4,7 +4,10 @@
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/strategy/sync.cuh>
+#include <relax/strategy/auto.cuh>
 #include <relax/strategy/tiled.cuh>
+
+#include "../support/anisotropic.hpp"
 
 #if CASE == 1
 using Bad = relax::Solver<relax::Stencil5<float>, relax::Sync, relax::Ladder>;  // no D to set
@@ -16,5 +19,11 @@ using Bad = relax::Solver<int, relax::Sync, relax::Fixed>;  // not a stencil
 using Bad = relax::TemporalBlock<0>;
 #elif CASE == 5
 using Bad = relax::TemporalBlock<16, relax::Tile<32, 8>>;  // halo wider than the tile
+#elif CASE == 6
+// Auto's tree needs the coupling r, which a user stencil need not have.
+void sweep(const relax::testing::Anisotropic5& s, relax::DeviceGrid<float>& u) {
+  relax::Sweeper<relax::Auto>::run(s, u, u, u, 1, nullptr);
+}
+using Bad = int;
 #endif
 static_assert(sizeof(Bad) > 0);  // instantiates Bad

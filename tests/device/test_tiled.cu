@@ -11,6 +11,7 @@
 #include <relax/reference/tiled.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
+#include <relax/strategy/auto.cuh>
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
@@ -190,4 +191,22 @@ TEST_CASE("Feedback with BlockAsync<dynamic> solves the ten-step problem", "[til
   const auto run = gpu_run<relax::BlockAsync<relax::dynamic>>(p, u, relax::Feedback{});
   CHECK(run.converged());
   for (const auto& s : run.steps) CHECK(s.rho < 1e-5);
+}
+
+TEST_CASE("Auto runs the strategy it picks for the grid and the device", "[tiled][auto]") {
+  const std::int64_t n = GENERATE(70, 512, 1000);
+  const double r = GENERATE(1.0, 100.0);
+  const auto p = diffusion_params(n, r, relax::Source::gaussian, 3);
+  const relax::AutoChoice c = relax::auto_select(n, r, sizeof(float), relax::current_l2_bytes());
+  INFO("N = " << n << ", r = " << r << ": " << relax::to_string(c));
+  HostGrid<float> auto_u, want_u;
+  const auto got = gpu_run<relax::Auto>(p, auto_u);
+  if (c.family == relax::AutoFamily::blockasync) {
+    const auto want = ref::run_diffusion<float>(p, 8, {}, ref::Exec::openmp(), &want_u, {},
+                                                ref::TiledSchedule{32, 8, c.depth, false});
+    check_same_run(got, auto_u, want, want_u);
+  } else {  // Sync and TemporalBlock<D, ColumnStream> have Sync's iterates
+    const auto want = gpu_run<relax::Sync>(p, want_u);
+    check_same_run(got, auto_u, want, want_u);
+  }
 }

@@ -149,7 +149,8 @@ TEST_CASE("Feedback carries the depth into the next solve, or starts over withou
   // The next solve starts at 4 and probes 8 once; 8 does not pay, so it returns to 4 and holds.
   const auto d = feedback_trace(c, {{1, 0.10}, {2, 0.15}, {4, 0.18}, {8, 0.12}}, 30);
   CHECK(d[0] == 4);  // the first check of a solve has no rate yet
-  CHECK(d[1] == 8);
+  CHECK(d[1] == 4);  // a window is two checks
+  CHECK(d[2] == 8);
   CHECK(d.back() == 4);
   CHECK(c.changes() == 2);
   // At the maximum depth a carried solve just holds.
@@ -168,21 +169,52 @@ TEST_CASE("Feedback halves D on a drop while holding", "[control]") {
   c.max_depth = 4;
   c.begin_solve();
   double rho = 1.0;
-  auto check = [&](double rate) {
-    rho *= std::exp(-rate);
-    c.observe({0, rho, 1.0});
+  auto check = [&](double rate, int times) {
+    for (int k = 0; k < times; ++k) {
+      rho *= std::exp(-rate);
+      c.observe({0, rho, 1.0});
+    }
   };
-  check(0.1);   // first check: no rate yet
-  check(0.1);   // rate at D = 1 -> try 2
-  check(0.05);  // settling
-  check(0.2);   // holds -> try 4
-  check(0.05);  // settling
-  check(0.25);  // at the maximum: hold here, rate 0.25
+  check(0.1, 1);   // the first check of a solve: no rate yet
+  check(0.1, 2);   // a window at D = 1 -> try 2
+  REQUIRE(c.depth() == 2);
+  check(0.05, 1);  // settling
+  check(0.2, 2);   // holds -> try 4
   REQUIRE(c.depth() == 4);
-  check(0.24);  // within 10 %
+  check(0.05, 1);  // settling
+  check(0.25, 2);  // at the maximum: hold here, rate 0.25
+  check(0.24, 2);  // within 10 %
   CHECK(c.depth() == 4);
-  check(0.2);   // a drop of 20 %: halve
+  check(0.2, 1);   // half a window: no decision yet
+  CHECK(c.depth() == 4);
+  check(0.2, 1);   // a window 20 % below: halve
   CHECK(c.depth() == 2);
+}
+
+TEST_CASE("Feedback compares sweeps per millisecond for exact strategies", "[control]") {
+  // ρ falls fast in the first checks of a solve and slower later, whatever D (the transient of
+  // Jacobi); the depths differ only in time per check: 8 sweeps take 1.0, 0.6, 0.5, 0.6 ms.
+  const std::map<int, double> ms_at{{1, 1.0}, {2, 0.6}, {4, 0.5}, {8, 0.6}};
+  auto run = [&](bool exact) {
+    relax::Feedback c;
+    c.begin_solve();
+    std::vector<int> depths;
+    double rho = 1.0;
+    for (int k = 0; k < 40; ++k) {
+      const double per_sweep = 0.5 / (1.0 + k);  // convergence per check, falling with k
+      rho *= std::exp(-per_sweep);
+      c.observe({8 * (k + 1), rho, ms_at.at(c.depth()), exact});
+      depths.push_back(c.depth());
+    }
+    return std::make_pair(depths, c.synchronous());
+  };
+  const auto [exact_depths, exact_sync] = run(true);
+  CHECK(exact_depths.back() == 4);  // 8 is 17 % slower than 4: back to 4
+  CHECK_FALSE(exact_sync);
+  // Measured as ρ per millisecond, the falling rate reads as "D = 2 does not pay".
+  const auto [rate_depths, rate_sync] = run(false);
+  CHECK(rate_depths.back() == 1);
+  CHECK(rate_sync);
 }
 
 TEST_CASE("controlled reference solves stop on rho < tol and at the sweep cap", "[control][reference]") {

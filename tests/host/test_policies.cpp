@@ -8,7 +8,9 @@
 #include <relax/reference/jacobi.hpp>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/traits.hpp>
+#include <relax/strategy/auto.hpp>
 #include <relax/strategy/sync.hpp>
+#include <relax/strategy/tiled.hpp>
 
 namespace {
 
@@ -45,6 +47,32 @@ TEST_CASE("strategy and controller traits", "[policy]") {
   STATIC_REQUIRE_FALSE(relax::is_controller_v<relax::Sync>);
   CHECK(relax::Fixed(3).sweeps_before_check() == 3);
   CHECK(relax::Fixed().sweeps_before_check() == 8);
+  STATIC_REQUIRE(relax::is_exact_strategy_v<relax::Sync>);
+  STATIC_REQUIRE(relax::is_exact_strategy_v<relax::TemporalBlock<4>>);
+  STATIC_REQUIRE_FALSE(relax::is_exact_strategy_v<relax::BlockAsync<4>>);
+  STATIC_REQUIRE_FALSE(relax::is_exact_strategy_v<relax::Auto>);
+  STATIC_REQUIRE(relax::is_strategy_v<relax::Auto>);
+}
+
+TEST_CASE("Auto's features: the working set of u, u' and b over the L2 size, and r", "[policy][auto]") {
+  const std::size_t l2 = 60u << 20;
+  for (std::int64_t n : {64, 512, 1000, 4096, 16384, 32768, 90000})
+    for (double r : {0.5, 1.0, 10.0, 100.0, 1000.0}) {
+      INFO("n = " << n << ", r = " << r);
+      const relax::AutoChoice c = relax::auto_select(n, r, sizeof(float), l2);
+      const relax::AutoChoice want = relax::auto_choice(12.0 * double(n) * double(n) / double(l2), r);
+      CHECK(c.family == want.family);
+      CHECK(c.depth == want.depth);
+      // Every leaf of the generated tree names a strategy the dispatcher can run.
+      CHECK((c.depth == 1 || c.depth == 2 || c.depth == 4 || c.depth == 8));
+      if (c.family == relax::AutoFamily::sync) CHECK(c.depth == 1);
+      CHECK(relax::to_string(c).find(c.family == relax::AutoFamily::sync ? "Sync" : "<") != std::string::npos);
+      // float64 doubles the working set: the same choice as a float grid of twice the points.
+      const relax::AutoChoice d = relax::auto_select(n, r, sizeof(double), l2);
+      const relax::AutoChoice twice = relax::auto_choice(24.0 * double(n) * double(n) / double(l2), r);
+      CHECK(d.family == twice.family);
+      CHECK(d.depth == twice.depth);
+    }
 }
 
 TEST_CASE("a user-defined stencil converges with the reference backend", "[policy][reference]") {

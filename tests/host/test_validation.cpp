@@ -104,11 +104,15 @@ TEST_CASE("driver options: defaults, values and errors", "[validation][driver]")
   CHECK(o.backend == relax::driver::Backend::cpu);
   CHECK(o.precision == relax::driver::Precision::float64);
   CHECK(o.json_path == "out.json");
-  CHECK(o.strategy == relax::driver::StrategyName::sync);
+  CHECK(o.strategy == relax::driver::StrategyName::automatic);
+  CHECK(o.solve.checks == relax::CheckMode::blocking);
 
-  const auto t = relax::driver::parse({"--strategy", "blockasync", "--depth", "8"});
+  const auto t = relax::driver::parse({"--strategy", "blockasync", "--depth", "8", "--checks", "overlapped"});
   CHECK(t.strategy == relax::driver::StrategyName::blockasync);
   CHECK(t.depth == 8);
+  CHECK(t.solve.checks == relax::CheckMode::overlapped);
+  CHECK(relax::driver::parse({"--strategy", "sync"}).strategy == relax::driver::StrategyName::sync);
+  CHECK(rejected_option({"--checks", "sometimes"}) == "--checks");
   CHECK(rejected_option({"--strategy", "async"}) == "--strategy");
   CHECK(rejected_option({"--depth", "3"}) == "--depth");
 

@@ -3,18 +3,26 @@
 //! `Feedback`: the source study's G-fb hill-climbing controller, with a fallback to synchronous
 //! sweeps.
 //!
-//! The convergence rate per millisecond between two checks is
+//! The score of a depth D is the convergence rate per millisecond measured while running at D,
 //!
-//!     rate = −ln(ρ_k / ρ_(k−1)) / (t_k − t_(k−1)).
+//!     rate = −ln(ρ_end / ρ_start) / (t_end − t_start),
 //!
-//! A solve starts at D = 1 and climbs: after each measured rate it doubles D, as long as the rate
-//! at the new depth holds (is no more than `drop` below the rate at the previous depth). When a
-//! doubling makes the rate drop, D goes back down and holds there; while holding, a later drop of
-//! more than `drop` against the rate measured on arrival halves D again. If already the first
-//! doubling (1 → 2) does not pay, the controller falls back to D = 1 for the rest of the solve:
-//! synchronous sweeps, which the source study's version could not do (it lost 0.69–0.84× in L2
-//! for it). After every change of D, `settle_checks` checks are not used for decisions: the
-//! residual jumps when the staleness pattern changes, and that jump is not the new rate.
+//! over a window of `window` checks (one check is too noisy: the max-norm residual does not fall
+//! evenly). For an exact strategy (`CheckSample::exact`, e.g. TemporalBlock) the convergence per
+//! sweep does not depend on D, so the rate per millisecond is the convergence per sweep times the
+//! sweeps per millisecond, and only the second factor can differ between depths: the controller
+//! compares sweeps per millisecond, which, unlike the residual, does not also fall as a solve
+//! goes on (the high-frequency error dies in the first sweeps, so a later window would look slower
+//! whatever its D).
+//!
+//! A solve climbs: after each window it doubles D, as long as the score at the new depth holds
+//! (is no more than `drop` below the score at the previous depth). When a doubling makes the score
+//! drop, D goes back down and holds there; while holding, a later window more than `drop` below
+//! the first one at that depth halves D again. If already the first doubling (1 → 2) does not pay,
+//! the controller falls back to D = 1 for the rest of the solve: synchronous sweeps, which the
+//! source study's version could not do (it lost 0.69–0.84× in L2 for it). After every change of D,
+//! `settle_checks` checks are not used: the residual jumps when the staleness pattern changes, and
+//! that jump is not the new rate.
 //!
 //! The time steps of a run solve nearly the same system, so by default (`carry_over`) a solve
 //! starts at the depth the previous one ended at and probes one doubling from there, instead of
@@ -33,8 +41,9 @@ namespace relax {
 struct Feedback {
   int check_interval = 8;  //!< M
   int max_depth = 8;       //!< a power of two
-  double drop = 0.10;      //!< relative fall of the rate that counts as a drop
+  double drop = 0.10;      //!< relative fall of the score that counts as a drop
   int settle_checks = 1;   //!< checks ignored after each change of D
+  int window = 2;          //!< checks measured per decision
   bool carry_over = true;  //!< start a solve at the depth the last one ended at
 
   void validate() const {
@@ -43,36 +52,45 @@ struct Feedback {
                     "a power of two >= 1");
     detail::require(std::isfinite(drop) && drop > 0 && drop < 1, "drop", drop, "a fraction in (0, 1)");
     detail::require(settle_checks >= 0, "settle_checks", settle_checks, "0 or more");
+    detail::require(window >= 1, "window", window, "at least 1 check per decision");
   }
 
   void begin_solve() {
     if (!carry_over) depth_ = 1;
     climbing_ = depth_ < max_depth;
-    hold_rate_ = nan();
     synchronous_ = false;
     settle_ = 0;
     changes_ = 0;
-    prev_rho_ = nan();
-    rate_below_ = nan();
+    prev_ = {};
+    have_prev_ = false;
+    below_ = nan();
+    hold_ = nan();
+    window_ = {};
   }
   std::int64_t sweeps_before_check() const { return check_interval; }
   int depth() const { return depth_; }
 
   void observe(const CheckSample& s) {
-    const double rate = rate_from(s);
+    const CheckSample prev = prev_;
+    const bool first = !have_prev_;
+    prev_ = s;
+    have_prev_ = true;
+    if (first) return;  // the interval before a solve's first check includes its setup
     if (settle_ > 0) {
       --settle_;
       return;
     }
-    if (!std::isfinite(rate) || synchronous_) return;
-    if (climbing_) {
-      climb(rate);
-    } else if (!std::isfinite(hold_rate_)) {
-      hold_rate_ = rate;  // the first settled rate at the depth we came back to
-    } else if (rate < (1 - drop) * hold_rate_ && depth_ > 1) {
-      change(depth_ / 2);
-      hold_rate_ = nan();
+    if (synchronous_) return;
+    if (!window_.add(prev, s)) {
+      window_ = {};  // a check without a usable rate (ρ = 0, NaN, no time) restarts the window
+      return;
     }
+    if (window_.checks < window) return;
+    const double score = window_.score();
+    window_ = {};
+    if (climbing_) climb(score);
+    else if (!std::isfinite(hold_)) hold_ = score;  // the first window at the depth we came back to
+    else if (score < (1 - drop) * hold_ && depth_ > 1) change(depth_ / 2);
   }
 
   //! Changes of D in this solve.
@@ -83,15 +101,31 @@ struct Feedback {
  private:
   static double nan() { return std::numeric_limits<double>::quiet_NaN(); }
 
-  double rate_from(const CheckSample& s) {
-    const double prev = prev_rho_;
-    prev_rho_ = s.rho;
-    if (!(prev > 0) || !(s.rho > 0) || !(s.elapsed_ms > 0)) return nan();
-    return -std::log(s.rho / prev) / s.elapsed_ms;
-  }
+  // What a window of checks at one depth measured.
+  struct Window {
+    int checks = 0;
+    bool exact = false;
+    double log_drop = 0.0;  // Σ −ln(ρ_k / ρ_(k−1))
+    double sweeps = 0.0;
+    double ms = 0.0;
 
-  void climb(double rate) {
-    if (std::isfinite(rate_below_) && rate < (1 - drop) * rate_below_) {
+    bool add(const CheckSample& prev, const CheckSample& s) {
+      if (!(s.elapsed_ms > 0)) return false;
+      exact = s.exact;
+      if (!exact) {
+        if (!(prev.rho > 0) || !(s.rho > 0)) return false;
+        log_drop += -std::log(s.rho / prev.rho);
+      }
+      sweeps += static_cast<double>(s.sweeps - prev.sweeps);
+      ms += s.elapsed_ms;
+      ++checks;
+      return true;
+    }
+    double score() const { return (exact ? sweeps : log_drop) / ms; }
+  };
+
+  void climb(double score) {
+    if (std::isfinite(below_) && score < (1 - drop) * below_) {
       // The last doubling did not pay: go back and hold (or fall back to synchronous sweeps).
       climbing_ = false;
       synchronous_ = depth_ == 2;
@@ -100,16 +134,18 @@ struct Feedback {
     }
     if (depth_ >= max_depth) {
       climbing_ = false;
-      hold_rate_ = rate;
+      hold_ = score;
       return;
     }
-    rate_below_ = rate;
+    below_ = score;
     change(depth_ * 2);
   }
 
   void change(int d) {
     depth_ = d;
     settle_ = settle_checks;
+    hold_ = nan();
+    window_ = {};
     ++changes_;
   }
 
@@ -118,9 +154,11 @@ struct Feedback {
   bool synchronous_ = false;
   int settle_ = 0;
   int changes_ = 0;
-  double prev_rho_ = nan();
-  double rate_below_ = nan();  // the rate at depth_ / 2, measured before the last doubling
-  double hold_rate_ = nan();
+  CheckSample prev_;
+  bool have_prev_ = false;
+  double below_ = nan();  // the score at depth_ / 2, measured before the last doubling
+  double hold_ = nan();   // the first score after arriving at the held depth
+  Window window_;
 };
 
 }  // namespace relax

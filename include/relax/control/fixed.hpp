@@ -25,6 +25,9 @@ struct CheckSample {
   std::int64_t sweeps = 0;  //!< sweeps of this solve so far
   double rho = 0.0;         //!< ρ after them
   double elapsed_ms = 0.0;  //!< time since the previous check (or the start of the solve)
+  //! The strategy's iterates do not depend on D (exact temporal blocking): D changes only the
+  //! time per sweep, never the convergence per sweep.
+  bool exact = false;
 };
 
 //! Checks every `check_interval` (M) sweeps, for the whole solve. The sweep count of a converged

@@ -56,19 +56,30 @@ inline DeviceInfo device_info(int id = 0) {
   return info;
 }
 
-//! The SM count of the current device, queried once per device and remembered (launch
+namespace detail {
+//! A device attribute of the current device, queried once per device and remembered (launch
 //! heuristics ask for it on every batch of sweeps).
-inline int current_sm_count() {
+template <cudaDeviceAttr Attribute>
+int cached_device_attribute() {
   int device = 0;
   RELAX_CUDA_CHECK(cudaGetDevice(&device));
   constexpr int max_devices = 64;
   static std::atomic<int> cached[max_devices];  // 0: not queried yet
   if (device < max_devices && cached[device].load(std::memory_order_relaxed) > 0)
     return cached[device].load(std::memory_order_relaxed);
-  int sms = 0;
-  RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  if (device < max_devices) cached[device].store(sms, std::memory_order_relaxed);
-  return sms;
+  int value = 0;
+  RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&value, Attribute, device));
+  if (device < max_devices) cached[device].store(value, std::memory_order_relaxed);
+  return value;
+}
+}  // namespace detail
+
+//! The SM count of the current device (remembered per device).
+inline int current_sm_count() { return detail::cached_device_attribute<cudaDevAttrMultiProcessorCount>(); }
+
+//! The L2 cache size of the current device in bytes (remembered per device).
+inline std::size_t current_l2_bytes() {
+  return static_cast<std::size_t>(detail::cached_device_attribute<cudaDevAttrL2CacheSize>());
 }
 
 }  // namespace relax

@@ -108,7 +108,9 @@ void add(const HostGrid<T>& x, const HostGrid<T>& y, HostGrid<T>& out) {
 }
 
 //! The schedule of `relax::Sync`: plain synchronous sweeps.
-struct SyncSchedule {};
+struct SyncSchedule {
+  static constexpr bool exact = true;
+};
 
 //! `count` synchronous sweeps; the iterate ends in `u`, `scratch` is the second buffer.
 template <class S, class T>
@@ -157,7 +159,8 @@ SolveReport solve(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGr
     if (options.record_history) report.history.push_back({report.sweeps, report.rho});
     const auto now = clock::now();
     controller.observe({report.sweeps, report.rho,
-                        std::chrono::duration<double, std::milli>(now - last_check).count()});
+                        std::chrono::duration<double, std::milli>(now - last_check).count(),
+                        schedule.exact});
     last_check = now;
     if (!std::isfinite(report.rho)) {
       report.status = SolveStatus::non_finite;

@@ -116,7 +116,8 @@ class Solver {
       ++report.checks;
       if (options_.record_history) report.history.push_back({checked, rho});
       const auto now = clock::now();
-      controller_.observe({checked, rho, std::chrono::duration<double, std::milli>(now - last_check).count()});
+      controller_.observe({checked, rho, std::chrono::duration<double, std::milli>(now - last_check).count(),
+                          is_exact_strategy_v<Strategy>});
       last_check = now;
       report.extra_sweeps = ahead;
       if (!std::isfinite(rho)) {

@@ -26,6 +26,7 @@ struct SyncTile {
   static constexpr int block_x = BlockX;
   static constexpr int block_y = BlockY;
   static constexpr int rows_per_thread = RowsPerThread;
+  static constexpr bool exact = true;
 };
 
 //! The synchronous strategy with the default shape: 32 × 8 threads (the source study's block), the

@@ -31,6 +31,18 @@ struct has_dynamic_depth<S, std::void_t<decltype(S::depth)>> : std::bool_constan
 template <class S>
 inline constexpr bool has_dynamic_depth_v = detail::has_dynamic_depth<S>::value;
 
+namespace detail {
+template <class S, class = void>
+struct is_exact_strategy : std::false_type {};
+template <class S>
+struct is_exact_strategy<S, std::void_t<decltype(S::exact)>> : std::bool_constant<S::exact> {};
+}  // namespace detail
+
+//! True when the strategy's iterates are those of synchronous Jacobi whatever its depth (`Sync`,
+//! `TemporalBlock<D>`); false for `BlockAsync<D>` and for strategies that do not say.
+template <class S>
+inline constexpr bool is_exact_strategy_v = detail::is_exact_strategy<S>::value;
+
 //! Launches sweeps for a strategy. The primary template exists only to say what went wrong.
 template <class Strategy>
 struct Sweeper {
