@@ -22,6 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 
 FAMILIES = ("sync", "temporal", "blockasync")
+MIN_STRATEGIES = 3  # static strategies a configuration needs to be labelled
 
 
 def family_and_depth(strategy):
@@ -42,12 +43,14 @@ def load(paths):
                 fam, _ = family_and_depth(row["strategy"])
                 if fam and row["converged"] == "1":
                     times[(int(row["n"]), float(row["r"]), row["source"], row["strategy"])].append(float(row["time_ms"]))
-    best = {}
+    best, count = {}, defaultdict(int)
     for (n, r, src, strategy), ts in times.items():
         t = statistics.median(ts)
+        count[(n, r, src)] += 1
         if (n, r, src) not in best or t < best[(n, r, src)][1]:
             best[(n, r, src)] = (strategy, t)
-    return best
+    # A configuration where few static strategies ran (a run cut short) has no meaningful label.
+    return {cfg: b for cfg, b in best.items() if count[cfg] >= MIN_STRATEGIES}
 
 
 def features(n, r, l2_bytes):
@@ -57,10 +60,15 @@ def features(n, r, l2_bytes):
 def tree_to_cpp(tree, names, labels):
     t = tree.tree_
     lines = []
+    def leaf(node):
+        return t.children_left[node] == t.children_right[node]
+    def label(node):
+        return labels[int(t.value[node][0].argmax())]
     def walk(node, indent):
         pad = "  " * indent
-        if t.children_left[node] == t.children_right[node]:
-            fam, depth = family_and_depth(labels[int(t.value[node][0].argmax())])
+        left, right = t.children_left[node], t.children_right[node]
+        if leaf(node) or (leaf(left) and leaf(right) and label(left) == label(right)):
+            fam, depth = family_and_depth(label(node))
             lines.append(f"{pad}return {{AutoFamily::{fam}, {depth}}};")
             return
         lines.append(f"{pad}if ({names[t.feature[node]]} <= {float(t.threshold[node])!r}) {{")

@@ -22,7 +22,9 @@
 //! the controller falls back to D = 1 for the rest of the solve: synchronous sweeps, which the
 //! source study's version could not do (it lost 0.69–0.84× in L2 for it). After every change of D,
 //! `settle_checks` checks are not used: the residual jumps when the staleness pattern changes, and
-//! that jump is not the new rate.
+//! that jump is not the new rate. An exact strategy has no such jump, so it settles at once and
+//! climbs after one check per depth. Checks of sweeps that ran at an older depth
+//! (`CheckSample::depth`; with overlapped checks, the batch in flight when D changed) are skipped.
 //!
 //! The time steps of a run solve nearly the same system, so by default (`carry_over`) a solve
 //! starts at the depth the previous one ended at and probes one doubling from there, instead of
@@ -76,7 +78,8 @@ struct Feedback {
     prev_ = s;
     have_prev_ = true;
     if (first) return;  // the interval before a solve's first check includes its setup
-    if (settle_ > 0) {
+    if (s.depth != 0 && s.depth != depth_) return;  // sweeps queued before the last change of D
+    if (!s.exact && settle_ > 0) {
       --settle_;
       return;
     }
@@ -85,7 +88,9 @@ struct Feedback {
       window_ = {};  // a check without a usable rate (ρ = 0, NaN, no time) restarts the window
       return;
     }
-    if (window_.checks < window) return;
+    // The time per sweep of an exact strategy is steady from the first batch at a new depth, so
+    // a climb decides after one check; holding keeps the full window against timing noise.
+    if (window_.checks < (s.exact && climbing_ ? 1 : window)) return;
     const double score = window_.score();
     window_ = {};
     if (climbing_) climb(score);

@@ -28,6 +28,9 @@ struct CheckSample {
   //! The strategy's iterates do not depend on D (exact temporal blocking): D changes only the
   //! time per sweep, never the convergence per sweep.
   bool exact = false;
+  //! The depth D the sweeps since the previous check ran at; 0 for strategies without a D. With
+  //! overlapped checks the batch in flight when a controller changes D still runs at the old D.
+  int depth = 0;
 };
 
 //! Checks every `check_interval` (M) sweeps, for the whole solve. The sweep count of a converged

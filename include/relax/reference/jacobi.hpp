@@ -149,10 +149,13 @@ SolveReport solve(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGr
   for (;;) {
     const std::int64_t batch =
         std::min<std::int64_t>(controller.sweeps_before_check(), options.max_sweeps - report.sweeps);
-    if constexpr (chooses_depth_v<Controller>)
-      sweeps(s, u, scratch, b, with_depth(schedule, controller.depth()), batch, exec);
-    else
+    int depth = 0;
+    if constexpr (chooses_depth_v<Controller>) {
+      depth = controller.depth();
+      sweeps(s, u, scratch, b, with_depth(schedule, depth), batch, exec);
+    } else {
       sweeps(s, u, scratch, b, schedule, batch, exec);
+    }
     report.sweeps += batch;
     report.rho = static_cast<double>(residual_norm(s, u, b, exec)) / scale;
     ++report.checks;
@@ -160,7 +163,7 @@ SolveReport solve(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGr
     const auto now = clock::now();
     controller.observe({report.sweeps, report.rho,
                         std::chrono::duration<double, std::milli>(now - last_check).count(),
-                        schedule.exact});
+                        schedule.exact, depth});
     last_check = now;
     if (!std::isfinite(report.rho)) {
       report.status = SolveStatus::non_finite;

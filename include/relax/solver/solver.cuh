@@ -89,20 +89,28 @@ class Solver {
     report.rhs_norm = static_cast<double>(rhs_norm(stencil_, u, b, slot_, stream));
     const double scale = report.rhs_norm > 0.0 ? report.rhs_norm : 1.0;
     const bool overlap = options_.checks == CheckMode::overlapped;
+    int batch_depth = 0;     // D of the last batch queued
+    int in_flight_depth = 0; // D of the batch behind the check in flight
     // Queues the next batch of sweeps (none at the cap); returns its size.
     auto launch_batch = [&] {
       const std::int64_t batch =
           std::min(controller_.sweeps_before_check(), options_.max_sweeps - report.sweeps);
       if (batch <= 0) return std::int64_t{0};
-      if constexpr (chooses_depth_v<Controller>)
-        Sweeper<Strategy>::run_with_depth(stencil_, u, scratch_, b, batch, controller_.depth(), stream);
-      else
+      if constexpr (chooses_depth_v<Controller>) {
+        batch_depth = controller_.depth();
+        Sweeper<Strategy>::run_with_depth(stencil_, u, scratch_, b, batch, batch_depth, stream);
+      } else {
         Sweeper<Strategy>::run(stencil_, u, scratch_, b, batch, stream);
+      }
       report.sweeps += batch;
       return batch;
     };
+    auto request_check = [&] {
+      request_residual_norm(stencil_, u, b, slot_, stream);
+      in_flight_depth = batch_depth;
+    };
     launch_batch();
-    request_residual_norm(stencil_, u, b, slot_, stream);
+    request_check();
     double predicted = std::numeric_limits<double>::infinity();  // ρ expected at the check in flight
     double previous = std::numeric_limits<double>::quiet_NaN();
     auto last_check = clock::now();  // each check waits for the stream, so host time is device time
@@ -117,7 +125,7 @@ class Solver {
       if (options_.record_history) report.history.push_back({checked, rho});
       const auto now = clock::now();
       controller_.observe({checked, rho, std::chrono::duration<double, std::milli>(now - last_check).count(),
-                          is_exact_strategy_v<Strategy>});
+                           is_exact_strategy_v<Strategy>, in_flight_depth});
       last_check = now;
       report.extra_sweeps = ahead;
       if (!std::isfinite(rho)) {
@@ -135,7 +143,7 @@ class Solver {
       predicted = previous > 0.0 ? rho * (rho / previous) : std::numeric_limits<double>::infinity();
       previous = rho;
       if (ahead == 0) launch_batch();
-      request_residual_norm(stencil_, u, b, slot_, stream);
+      request_check();
     }
     timer_.stop(stream);
     report.time_ms = timer_.milliseconds();
