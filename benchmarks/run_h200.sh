@@ -3,8 +3,8 @@
 # compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the device tests tagged
 # [sanitize], and the benchmarks; leave logs and JSON under $OUT.
 #
-#   benchmarks/run_h200.sh [build] [test] [large] [sanitize] [bench] [experiment]
-#                                         (default: all but experiment)
+#   benchmarks/run_h200.sh [build] [test] [large] [sanitize] [bench] [cg] [experiment]
+#                                         (default: all but cg and experiment)
 #
 # BENCH_FILTER (a Google Benchmark regex) limits the benchmarks run. The experiment stage runs the
 # lines of benchmarks/experiment_plan.txt (or EXPERIMENT_PLAN), one relax_experiment invocation
@@ -59,6 +59,12 @@ if has bench; then
     > "$LOGS/bench.log" 2>&1 || status=1
   python3 benchmarks/report.py "$OUT/bench.json" --summary "$OUT/summary.json" \
     --readme "$OUT/results-README.md" || status=1
+fi
+if has cg; then
+  step "CG benchmarks"
+  $BUILD/benchmarks/relax_bench_cg --benchmark_filter="${CG_FILTER:-.}" \
+    --benchmark_out="$OUT/bench_cg.json" --benchmark_out_format=json > "$LOGS/bench_cg.log" 2>&1 || status=1
+  tail -5 "$LOGS/bench_cg.log"
 fi
 if has experiment; then
   step "experiment matrix"

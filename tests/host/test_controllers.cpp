@@ -249,11 +249,12 @@ TEST_CASE("Feedback skips checks of sweeps that ran before its last change of D"
     c.observe({sweeps, 1.0, ms, true, ran_at});
     return c.depth();
   };
-  CHECK(check(8, 1.0, 1) == 1);   // first check of the solve: no interval yet
-  CHECK(check(16, 1.0, 1) == 2);  // 8 sweeps/ms at D = 1: try 2
+  CHECK(check(8, 1.0, 1) == 2);   // 8 sweeps/ms at D = 1 (exact: the first check counts): try 2
   // An overlapped check: this batch was queued at D = 1 before the change, and was slow. Read as
   // D = 2 it would say "2 does not pay" and fall back to synchronous sweeps.
-  CHECK(check(24, 5.0, 1) == 2);
+  CHECK(check(16, 5.0, 1) == 2);
   CHECK_FALSE(c.synchronous());
-  CHECK(check(32, 0.5, 2) == 4);  // 16 sweeps/ms at D = 2: try 4
+  CHECK(check(24, 0.5, 2) == 4);  // 16 sweeps/ms at D = 2: try 4
+  CHECK(check(32, 0.53, 4) == 2); // 6% slower than D = 2: not noise, so back to 2 and hold
+  CHECK_FALSE(c.synchronous());
 }

@@ -16,9 +16,9 @@
 //! whatever its D).
 //!
 //! A solve climbs: after each window it doubles D, as long as the score at the new depth holds
-//! (is no more than `drop` below the score at the previous depth). When a doubling makes the score
-//! drop, D goes back down and holds there; while holding, a later window more than `drop` below
-//! the first one at that depth halves D again. If already the first doubling (1 → 2) does not pay,
+//! (is no more than `climb_slack`, 2%, below the score at the previous depth: timing noise, not a
+//! loss). When a doubling makes the score fall, D goes back down and holds there; while holding,
+//! a later window more than `drop` (10%) below the first one at that depth halves D again. If already the first doubling (1 → 2) does not pay,
 //! the controller falls back to D = 1 for the rest of the solve: synchronous sweeps, which the
 //! source study's version could not do (it lost 0.69–0.84× in L2 for it). After every change of D,
 //! `settle_checks` checks are not used: the residual jumps when the staleness pattern changes, and
@@ -43,7 +43,8 @@ namespace relax {
 struct Feedback {
   int check_interval = 8;  //!< M
   int max_depth = 8;       //!< a power of two
-  double drop = 0.10;      //!< relative fall of the score that counts as a drop
+  double drop = 0.10;      //!< relative fall of the score that counts as a drop while holding
+  double climb_slack = 0.02;  //!< a doubling holds if its score is at most this far below
   int settle_checks = 1;   //!< checks ignored after each change of D
   int window = 2;          //!< checks measured per decision
   bool carry_over = true;  //!< start a solve at the depth the last one ended at
@@ -53,6 +54,8 @@ struct Feedback {
     detail::require(max_depth >= 1 && (max_depth & (max_depth - 1)) == 0, "max_depth", max_depth,
                     "a power of two >= 1");
     detail::require(std::isfinite(drop) && drop > 0 && drop < 1, "drop", drop, "a fraction in (0, 1)");
+    detail::require(std::isfinite(climb_slack) && climb_slack >= 0 && climb_slack < 1, "climb_slack",
+                    climb_slack, "a fraction in [0, 1)");
     detail::require(settle_checks >= 0, "settle_checks", settle_checks, "0 or more");
     detail::require(window >= 1, "window", window, "at least 1 check per decision");
   }
@@ -77,7 +80,9 @@ struct Feedback {
     const bool first = !have_prev_;
     prev_ = s;
     have_prev_ = true;
-    if (first) return;  // the interval before a solve's first check includes its setup
+    // The interval before a solve's first check includes its setup (‖b‖∞, the workspace copy):
+    // no rate for the residual, and only a slight underestimate of an exact strategy's speed.
+    if (first && !s.exact) return;
     if (s.depth != 0 && s.depth != depth_) return;  // sweeps queued before the last change of D
     if (!s.exact && settle_ > 0) {
       --settle_;
@@ -130,7 +135,7 @@ struct Feedback {
   };
 
   void climb(double score) {
-    if (std::isfinite(below_) && score < (1 - drop) * below_) {
+    if (std::isfinite(below_) && score < (1 - climb_slack) * below_) {
       // The last doubling did not pay: go back and hold (or fall back to synchronous sweeps).
       climbing_ = false;
       synchronous_ = depth_ == 2;

@@ -1,0 +1,331 @@
+// CG benchmarks on the 2D Poisson problem (n × n unknowns, 5-point stencil, zero Dirichlet
+// boundary): time per iteration at a fixed iteration count, and time to a relative residual of
+// 1e-8, for relax's CG variants and the two baselines of the CG lab:
+//
+//   cg_iter/relax_unfused/<T>/N:n    CG<Poisson5Operator<T>, Unfused> (matrix-free), one read-back
+//   cg_iter/relax_csr/<T>/N:n        CG<CsrOperator<T>, Unfused> on the same matrix in CSR
+//   cg_iter/cusparse_cublas/<T>/N:n  the library path: cuSPARSE SpMV (CSR) + cuBLAS dot/axpy/scal
+//                                    with host scalars (each dot returns to the host), as in
+//                                    NVIDIA's conjugateGradient sample
+//   cg_iter/reference_openmp/<T>/N:n relax::reference::cg with all OpenMP threads
+//   cg_solve/<path>/<T>/N:n          the same paths to ‖r‖ ≤ 1e-8 ‖b‖ (relax checks every 10
+//                                    iterations; the library path checks every iteration)
+//
+// Counters: ms_per_iter, iterations, kernels_per_iter (launches issued per iteration),
+// bytes_per_iter (the minimum traffic of the iteration) and gbs (bytes_per_iter over ms_per_iter).
+#include "bench_support.hpp"
+
+#include <relax/reference/cg.hpp>
+#include <relax/solver/cg.cuh>
+#include <relax/sparse/device_csr.cuh>
+#include <relax/stencil/poisson5.cuh>
+
+#include <cublas_v2.h>
+#include <cusparse.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+#define BENCH_CUSPARSE(call)                                                               \
+  do {                                                                                     \
+    const cusparseStatus_t s_ = (call);                                                    \
+    if (s_ != CUSPARSE_STATUS_SUCCESS)                                                     \
+      throw std::runtime_error(std::string("cuSPARSE: ") + cusparseGetErrorString(s_));    \
+  } while (0)
+#define BENCH_CUBLAS(call)                                                                 \
+  do {                                                                                     \
+    const cublasStatus_t s_ = (call);                                                      \
+    if (s_ != CUBLAS_STATUS_SUCCESS)                                                       \
+      throw std::runtime_error("cuBLAS error " + std::to_string(static_cast<int>(s_)));    \
+  } while (0)
+
+// The 5-point Laplacian (4 on the diagonal, −1 to each neighbour) in CSR, 32-bit indices.
+template <class T>
+relax::Csr<T> poisson_csr(std::int64_t n) {
+  relax::Csr<T> a;
+  a.rows = a.cols = n * n;
+  a.row_ptr.reserve(static_cast<std::size_t>(n * n + 1));
+  a.col_idx.reserve(static_cast<std::size_t>(5 * n * n));
+  a.values.reserve(static_cast<std::size_t>(5 * n * n));
+  a.row_ptr.push_back(0);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      auto put = [&](std::int64_t c, T v) {
+        a.col_idx.push_back(static_cast<std::int32_t>(c));
+        a.values.push_back(v);
+      };
+      if (i > 0) put((i - 1) * n + j, T(-1));
+      if (j > 0) put(i * n + j - 1, T(-1));
+      put(i * n + j, T(4));
+      if (j + 1 < n) put(i * n + j + 1, T(-1));
+      if (i + 1 < n) put((i + 1) * n + j, T(-1));
+      a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
+    }
+  return a;
+}
+
+// One CSR matrix per (type, n), built once per process (the large ones take seconds).
+template <class T>
+const relax::Csr<T>& cached_csr(std::int64_t n) {
+  static std::map<std::int64_t, std::unique_ptr<relax::Csr<T>>> cache;
+  auto& slot = cache[n];
+  if (!slot) slot = std::make_unique<relax::Csr<T>>(poisson_csr<T>(n));
+  return *slot;
+}
+
+template <class T>
+std::vector<T> ones(std::int64_t count) {
+  return std::vector<T>(static_cast<std::size_t>(count), T(1));
+}
+
+// Minimum bytes of one CG iteration: the operator reads p and writes q (plus the matrix for CSR),
+// two dots read 4 vectors, two axpys read 4 and write 2, xpay reads 2 and writes 1.
+template <class T>
+double bytes_per_iter(std::int64_t n, bool csr) {
+  const double v = static_cast<double>(n) * static_cast<double>(n) * sizeof(T);
+  const double matrix = csr ? static_cast<double>(5 * n * n) * (sizeof(T) + 4) + static_cast<double>(n * n + 1) * 4 : 0.0;
+  return 2 * v + matrix + 4 * v + 6 * v + 3 * v;
+}
+
+void report(benchmark::State& state, double ms_per_iter, double iterations, int kernels, double bytes) {
+  relax::bench::counter(state, "ms_per_iter", ms_per_iter);
+  relax::bench::counter(state, "iterations", iterations);
+  relax::bench::counter(state, "kernels_per_iter", kernels);
+  relax::bench::counter(state, "bytes_per_iter", bytes);
+  relax::bench::counter(state, "gbs", bytes / (ms_per_iter * 1e6));
+}
+
+constexpr std::int64_t fixed_iterations = 200;
+
+// relax's CG with `Operator`; `to_tol` runs to 1e-8 instead of a fixed count.
+template <class T, class Operator>
+void relax_cg(benchmark::State& state, Operator op, bool csr, bool to_tol) {
+  const std::int64_t n = state.range(0);
+  relax::CgOptions opt;
+  if (to_tol) {
+    opt.rel_tol = 1e-8;
+    opt.max_iterations = 100000;
+    opt.check_interval = 10;
+  } else {
+    opt.rel_tol = 0.0;
+    opt.abs_tol = 1e-300;  // never met: run the fixed count
+    opt.max_iterations = fixed_iterations;
+    opt.check_interval = fixed_iterations;
+  }
+  relax::CG<Operator, relax::Unfused> cg(std::move(op), opt);
+  const auto b = ones<T>(n * n);
+  relax::DeviceBuffer<T> db(b.size()), dx(b.size());
+  RELAX_CUDA_CHECK(cudaMemcpy(db.data(), b.data(), db.bytes(), cudaMemcpyHostToDevice));
+  relax::CgReport last;
+  for (auto _ : state) {
+    RELAX_CUDA_CHECK(cudaMemset(dx.data(), 0, dx.bytes()));
+    last = cg.solve(db.data(), dx.data(), cg.stream());
+    state.SetIterationTime(last.time_ms / 1e3);
+  }
+  if (to_tol && !last.converged()) state.SkipWithError("relax CG did not converge");
+  // SpMV 1, two dots of 1 kernel each, two axpys, one xpay.
+  report(state, last.time_ms / static_cast<double>(last.iterations), static_cast<double>(last.iterations), 6,
+         bytes_per_iter<T>(n, csr));
+}
+
+template <class T>
+void BM_relax_unfused(benchmark::State& state, bool to_tol) {
+  relax_cg<T>(state, relax::Poisson5Operator<T>(state.range(0)), false, to_tol);
+}
+
+template <class T>
+void BM_relax_csr(benchmark::State& state, bool to_tol) {
+  relax_cg<T>(state, relax::CsrOperator<T>(cached_csr<T>(state.range(0))), true, to_tol);
+}
+
+// The library path (cuSPARSE + cuBLAS, host scalars), after NVIDIA's conjugateGradient sample.
+template <class T>
+class LibraryCg {
+ public:
+  explicit LibraryCg(const relax::Csr<T>& a) : rows_(a.rows), nnz_(a.nnz()) {
+    BENCH_CUBLAS(cublasCreate(&blas_));
+    BENCH_CUSPARSE(cusparseCreate(&sparse_));
+    row_ptr_ = relax::DeviceBuffer<std::int32_t>(a.row_ptr.size());
+    col_ = relax::DeviceBuffer<std::int32_t>(a.col_idx.size());
+    val_ = relax::DeviceBuffer<T>(a.values.size());
+    const std::vector<std::int32_t> offsets(a.row_ptr.begin(), a.row_ptr.end());  // nnz < 2^31 here
+    RELAX_CUDA_CHECK(cudaMemcpy(row_ptr_.data(), offsets.data(), row_ptr_.bytes(), cudaMemcpyHostToDevice));
+    RELAX_CUDA_CHECK(cudaMemcpy(col_.data(), a.col_idx.data(), col_.bytes(), cudaMemcpyHostToDevice));
+    RELAX_CUDA_CHECK(cudaMemcpy(val_.data(), a.values.data(), val_.bytes(), cudaMemcpyHostToDevice));
+    for (auto* v : {&r_, &p_, &q_}) *v = relax::DeviceBuffer<T>(static_cast<std::size_t>(rows_));
+    BENCH_CUSPARSE(cusparseCreateCsr(&mat_, rows_, rows_, nnz_, row_ptr_.data(), col_.data(), val_.data(),
+                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, kind));
+    BENCH_CUSPARSE(cusparseCreateDnVec(&vp_, rows_, p_.data(), kind));
+    BENCH_CUSPARSE(cusparseCreateDnVec(&vq_, rows_, q_.data(), kind));
+    const T one = 1, zero = 0;
+    std::size_t bytes = 0;
+    BENCH_CUSPARSE(cusparseSpMV_bufferSize(sparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat_, vp_, &zero,
+                                           vq_, kind, CUSPARSE_SPMV_ALG_DEFAULT, &bytes));
+    buffer_ = relax::DeviceBuffer<char>(bytes > 0 ? bytes : 1);
+  }
+  ~LibraryCg() {
+    cusparseDestroyDnVec(vp_);
+    cusparseDestroyDnVec(vq_);
+    cusparseDestroySpMat(mat_);
+    cusparseDestroy(sparse_);
+    cublasDestroy(blas_);
+  }
+  LibraryCg(const LibraryCg&) = delete;
+  LibraryCg& operator=(const LibraryCg&) = delete;
+
+  // Solves from x = 0 for at most `max_iter` iterations or until ‖r‖ ≤ rel_tol ‖b‖; returns the
+  // iterations done. Host time.
+  std::int64_t solve(const T* b, T* x, std::int64_t max_iter, double rel_tol) {
+    const int n = static_cast<int>(rows_);
+    const T one = 1, zero = 0;
+    RELAX_CUDA_CHECK(cudaMemset(x, 0, sizeof(T) * rows_));
+    RELAX_CUDA_CHECK(cudaMemcpy(r_.data(), b, sizeof(T) * rows_, cudaMemcpyDeviceToDevice));  // r = b − A·0
+    T r1 = dot(r_.data(), r_.data());
+    const double target = rel_tol * rel_tol * static_cast<double>(r1);
+    T r0 = 0;
+    std::int64_t k = 0;
+    while (k < max_iter && static_cast<double>(r1) > target) {
+      if (k > 0) {
+        const T beta = r1 / r0;
+        BENCH_CUBLAS(scal(n, &beta, p_.data()));
+        BENCH_CUBLAS(axpy(n, &one, r_.data(), p_.data()));
+      } else {
+        RELAX_CUDA_CHECK(cudaMemcpy(p_.data(), r_.data(), sizeof(T) * rows_, cudaMemcpyDeviceToDevice));
+      }
+      BENCH_CUSPARSE(cusparseSpMV(sparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat_, vp_, &zero, vq_, kind,
+                                  CUSPARSE_SPMV_ALG_DEFAULT, buffer_.data()));
+      const T alpha = r1 / dot(p_.data(), q_.data());
+      const T minus_alpha = -alpha;
+      BENCH_CUBLAS(axpy(n, &alpha, p_.data(), x));
+      BENCH_CUBLAS(axpy(n, &minus_alpha, q_.data(), r_.data()));
+      r0 = r1;
+      r1 = dot(r_.data(), r_.data());
+      ++k;
+    }
+    RELAX_CUDA_CHECK(cudaDeviceSynchronize());
+    converged_ = static_cast<double>(r1) <= target;
+    return k;
+  }
+  bool converged() const { return converged_; }
+
+ private:
+  static constexpr cudaDataType kind = std::is_same_v<T, double> ? CUDA_R_64F : CUDA_R_32F;
+  T dot(const T* a, const T* b) {
+    T out{};
+    if constexpr (std::is_same_v<T, double>)
+      BENCH_CUBLAS(cublasDdot(blas_, static_cast<int>(rows_), a, 1, b, 1, &out));
+    else
+      BENCH_CUBLAS(cublasSdot(blas_, static_cast<int>(rows_), a, 1, b, 1, &out));
+    return out;
+  }
+  cublasStatus_t scal(int n, const T* s, T* v) {
+    if constexpr (std::is_same_v<T, double>) return cublasDscal(blas_, n, s, v, 1);
+    else return cublasSscal(blas_, n, s, v, 1);
+  }
+  cublasStatus_t axpy(int n, const T* a, const T* v, T* y) {
+    if constexpr (std::is_same_v<T, double>) return cublasDaxpy(blas_, n, a, v, 1, y, 1);
+    else return cublasSaxpy(blas_, n, a, v, 1, y, 1);
+  }
+
+  std::int64_t rows_, nnz_;
+  cublasHandle_t blas_{};
+  cusparseHandle_t sparse_{};
+  cusparseSpMatDescr_t mat_{};
+  cusparseDnVecDescr_t vp_{}, vq_{};
+  relax::DeviceBuffer<std::int32_t> row_ptr_, col_;
+  relax::DeviceBuffer<T> val_, r_, p_, q_;
+  relax::DeviceBuffer<char> buffer_;
+  bool converged_ = false;
+};
+
+template <class T>
+void BM_cusparse_cublas(benchmark::State& state, bool to_tol) {
+  const std::int64_t n = state.range(0);
+  LibraryCg<T> cg(cached_csr<T>(n));
+  const auto b = ones<T>(n * n);
+  relax::DeviceBuffer<T> db(b.size()), dx(b.size());
+  RELAX_CUDA_CHECK(cudaMemcpy(db.data(), b.data(), db.bytes(), cudaMemcpyHostToDevice));
+  std::int64_t iterations = 0;
+  double ms = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    iterations = cg.solve(db.data(), dx.data(), to_tol ? 100000 : fixed_iterations, to_tol ? 1e-8 : 0.0);
+    ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    state.SetIterationTime(ms / 1e3);
+  }
+  if (to_tol && !cg.converged()) state.SkipWithError("library CG did not converge");
+  // scal, axpy, SpMV, dot, 2 axpys, dot (+ cuSPARSE's internal launches, not counted).
+  report(state, ms / static_cast<double>(iterations), static_cast<double>(iterations), 7, bytes_per_iter<T>(n, true));
+}
+
+template <class T>
+void BM_reference_openmp(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  relax::reference::Poisson5<T> a(n);
+  const auto b = ones<T>(n * n);
+  std::vector<T> x;
+  relax::CgOptions opt;
+  opt.rel_tol = 0.0;
+  opt.abs_tol = 1e-300;
+  opt.max_iterations = 10;
+  double ms = 0;
+  for (auto _ : state) {
+    x.assign(b.size(), T(0));
+    const auto start = std::chrono::steady_clock::now();
+    const relax::CgReport rep = relax::reference::cg(a, b, x, opt, relax::reference::Exec::openmp());
+    ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
+         static_cast<double>(rep.iterations);
+    state.SetIterationTime(ms * static_cast<double>(rep.iterations) / 1e3);
+  }
+  report(state, ms, static_cast<double>(opt.max_iterations), 0, bytes_per_iter<T>(n, false));
+}
+
+template <class T>
+const char* type_name() {
+  return std::is_same_v<T, double> ? "f64" : "f32";
+}
+
+template <class T>
+void register_type() {
+  const std::string t = type_name<T>();
+  for (const char* kind : {"cg_iter", "cg_solve"}) {
+    const bool to_tol = std::string(kind) == "cg_solve";
+    const std::vector<std::int64_t> sizes = to_tol ? std::vector<std::int64_t>{256, 1024}
+                                                   : std::vector<std::int64_t>{256, 1024, 4096, 8192};
+    for (std::int64_t n : sizes) {
+      auto add = [&](const std::string& path, auto fn) {
+        benchmark::RegisterBenchmark((std::string(kind) + "/" + path + "/" + t + "/N:" + std::to_string(n)).c_str(),
+                                     [fn, to_tol](benchmark::State& s) { fn(s, to_tol); })
+            ->Arg(n)
+            ->UseManualTime()
+            ->Iterations(to_tol ? 1 : 3)
+            ->Unit(benchmark::kMillisecond);
+      };
+      add("relax_unfused", BM_relax_unfused<T>);
+      if (n <= 4096) add("relax_csr", BM_relax_csr<T>);  // the host symmetry check of 3e8 entries is slow
+      add("cusparse_cublas", BM_cusparse_cublas<T>);
+    }
+  }
+  benchmark::RegisterBenchmark(("cg_iter/reference_openmp/" + t + "/N:4096").c_str(), BM_reference_openmp<T>)
+      ->Arg(4096)
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+}
+
+const bool registered = [] {
+  register_type<float>();
+  register_type<double>();
+  return true;
+}();
+
+}  // namespace
