@@ -21,6 +21,7 @@ struct CgOptions {
   double abs_tol = 0.0;
   std::int64_t max_iterations = 10000;
   std::int64_t check_interval = 1;  //!< iterations between two convergence checks
+  std::int64_t replace_interval = 100;  //!< Pipelined: iterations between residual replacements
   bool record_history = false;      //!< keep (iteration, ‖r‖₂ / ‖b‖₂) of every check
 
   //! \throws relax::invalid_argument naming the first bad field.
@@ -31,6 +32,7 @@ struct CgOptions {
                     "rel_tol or abs_tol > 0 (otherwise CG could never stop converged)");
     detail::require(max_iterations >= 1, "max_iterations", max_iterations, "at least 1");
     detail::require(check_interval >= 1, "check_interval", check_interval, "at least 1");
+    detail::require(replace_interval >= 1, "replace_interval", replace_interval, "at least 1");
   }
 };
 

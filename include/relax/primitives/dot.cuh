@@ -26,9 +26,12 @@ inline constexpr int dot_block = 256;
 //! count must be fixed for the result to be deterministic.
 inline constexpr int dot_blocks = 528;
 
-//! Sums the blocks' partials in block order once all blocks have written theirs. Called by every
-//! thread of every block with the block's partial in thread 0.
-__device__ inline void finish_dot(double block_sum, double* partials, unsigned* arrivals, double* out) {
+//! Sums the blocks' partials in block order once all blocks have written theirs, and hands the
+//! total to `write` in thread 0 of the last block. Called by every thread of every block with the
+//! block's partial in thread 0. `write` runs after every block has arrived, so it may update
+//! values that all blocks read when they started.
+template <class Write>
+__device__ void finish_sum(double block_sum, double* partials, unsigned* arrivals, Write write) {
   using Reduce = cub::BlockReduce<double, dot_block>;
   __shared__ typename Reduce::TempStorage storage;
   __shared__ bool last;
@@ -44,9 +47,14 @@ __device__ inline void finish_dot(double block_sum, double* partials, unsigned* 
   for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) sum += __ldcg(partials + b);  // not via L1
   const double total = Reduce(storage).Sum(sum);
   if (threadIdx.x == 0) {
-    *out = total;
-    *arrivals = 0;  // ready for the next dot on the same workspace
+    write(total);
+    *arrivals = 0;  // ready for the next reduction on the same workspace
   }
+}
+
+//! `finish_sum` that stores the total in `*out`.
+__device__ inline void finish_dot(double block_sum, double* partials, unsigned* arrivals, double* out) {
+  finish_sum(block_sum, partials, arrivals, [out](double total) { *out = total; });
 }
 
 template <class T>

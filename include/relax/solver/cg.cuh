@@ -4,13 +4,28 @@
 //! operator (`Poisson5Operator<T>`, `CsrOperator<T>`, or any type with `value_type`, `size()`
 //! and `apply(p, q, stream)`).
 //!
-//! Variants (tags): `Unfused` — one kernel per operation (SpMV, each dot, each vector update), the
-//! shape of a cuSPARSE + cuBLAS solver, with the scalars α and β kept on the device. Fused, graph,
-//! persistent and pipelined variants are later work.
+//! Variants (tags):
+//! - `Unfused` — one kernel per operation (SpMV, each dot, each vector update), the shape of a
+//!   cuSPARSE + cuBLAS solver, with the scalars α and β kept on the device;
+//! - `Fused` — two kernels per iteration (the row-strip fusion of the CG lab): the first forms
+//!   p = r + β p on the fly while it applies A and reduces pᵀAp, the second updates x and r and
+//!   reduces rᵀr. Scalars, the stopping test and the iteration count live on the device, so
+//!   iterations past convergence are no-ops and the host only looks every `check_interval`;
+//! - `Graph` — `Fused`'s iterations captured in a CUDA Graph of `check_interval` iterations,
+//!   launched once per check;
+//! - `Persistent` — the whole solve in one cooperative kernel with grid-wide barriers and the
+//!   stopping decision on the device; the grid is sized from the occupancy of that kernel, and a
+//!   device without cooperative launch is a clear `relax::unavailable_error`;
+//! - `Pipelined` — Ghysels–Vanroose pipelined CG: one fused reduction ((r, r) and (w, r)) per
+//!   iteration, two kernels, with the residual replaced by b − A x (and w, s, z recomputed) every
+//!   `CgOptions::replace_interval` iterations so its attainable accuracy matches standard CG.
+//! The fused variants need the operator's rows (`Operator::rows()`, see `Poisson5Operator` and
+//! `CsrOperator`), because their kernels apply A to vectors they form on the fly.
 //!
 //! Stopping (see `CgOptions`): ‖r‖₂ ≤ max(rel_tol ‖b‖₂, abs_tol) for the recurrence residual,
-//! read back every `check_interval` iterations; the iteration cap. Breakdown — pᵀAp ≤ 0, or a
-//! non-finite scalar — freezes x at the last good iterate and is reported at the next check.
+//! read back every `check_interval` iterations (`Persistent`: tested on the device every
+//! iteration); the iteration cap. Breakdown — pᵀAp ≤ 0, or a non-finite scalar — freezes x at the
+//! last good iterate and is reported at the next check.
 
 #include <relax/core/buffer.hpp>
 #include <relax/core/cg_report.hpp>
@@ -18,6 +33,7 @@
 #include <relax/core/device.hpp>
 #include <relax/core/stream.hpp>
 #include <relax/primitives/dot.cuh>
+#include <relax/solver/cg_kernels.cuh>
 
 #include <algorithm>
 #include <chrono>
@@ -25,21 +41,83 @@
 #include <cstring>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace relax {
 
 //! One kernel per operation.
 struct Unfused {};
+//! Two kernels per iteration, scalars and stopping test on the device.
+struct Fused {};
+//! `Fused` iterations captured in a CUDA Graph, one graph launch per check.
+struct Graph {};
+//! One cooperative kernel for the whole solve.
+struct Persistent {};
+//! Ghysels–Vanroose pipelined CG with residual replacement.
+struct Pipelined {};
 
 template <class V>
 struct is_cg_variant : std::false_type {};
 template <>
 struct is_cg_variant<Unfused> : std::true_type {};
+template <>
+struct is_cg_variant<Fused> : std::true_type {};
+template <>
+struct is_cg_variant<Graph> : std::true_type {};
+template <>
+struct is_cg_variant<Persistent> : std::true_type {};
+template <>
+struct is_cg_variant<Pipelined> : std::true_type {};
 
 namespace detail {
 
-enum : int { cg_ok = 0, cg_breakdown = 1, cg_non_finite = 2 };
+template <class Op, class = void>
+struct has_rows : std::false_type {};
+template <class Op>
+struct has_rows<Op, std::void_t<decltype(std::declval<const Op&>().rows())>> : std::true_type {};
+
+//! r = b − ax.
+template <class T>
+__global__ void cg_residual(std::int64_t n, const T* __restrict__ b, const T* __restrict__ ax, T* __restrict__ r) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride)
+    r[k] = b[k] - ax[k];
+}
+
+//! An instantiated CUDA graph, destroyed with its owner.
+class GraphExec {
+ public:
+  GraphExec() = default;
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+  GraphExec(GraphExec&& o) noexcept : exec_(std::exchange(o.exec_, nullptr)) {}
+  GraphExec& operator=(GraphExec&& o) noexcept {
+    std::swap(exec_, o.exec_);
+    return *this;
+  }
+  ~GraphExec() {
+    if (exec_) (void)cudaGraphExecDestroy(exec_);
+  }
+  //! Captures what `enqueue(capture_stream)` queues on `capture_stream` (which must not be the
+  //! legacy default stream) and instantiates it.
+  template <class F>
+  void capture(cudaStream_t capture_stream, F&& enqueue) {
+    cudaGraph_t graph = nullptr;
+    RELAX_CUDA_CHECK(cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeThreadLocal));
+    enqueue(capture_stream);
+    RELAX_CUDA_CHECK(cudaStreamEndCapture(capture_stream, &graph));
+    if (exec_) RELAX_CUDA_CHECK(cudaGraphExecDestroy(std::exchange(exec_, nullptr)));
+    const cudaError_t made = cudaGraphInstantiate(&exec_, graph, 0);
+    (void)cudaGraphDestroy(graph);
+    RELAX_CUDA_CHECK(made);
+  }
+  bool ready() const { return exec_ != nullptr; }
+  void launch(cudaStream_t stream) const { RELAX_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+};
 
 template <class T>
 __global__ void cg_start(std::int64_t n, const T* __restrict__ b, const T* __restrict__ ax,
@@ -94,6 +172,12 @@ class CG {
   static_assert(is_cg_variant<Variant>::value,
                 "relax::CG<Operator, Variant>: the second argument (Variant) is not a CG variant "
                 "such as relax::Unfused");
+  static constexpr bool fused_family = !std::is_same_v<Variant, Unfused>;
+  static constexpr bool pipelined = std::is_same_v<Variant, Pipelined>;
+  static_assert(!fused_family || detail::has_rows<Operator>::value,
+                "relax::CG<Operator, Variant>: the fused variants (Fused, Graph, Persistent, "
+                "Pipelined) apply A inside their own kernels and need Operator::rows() (see "
+                "Poisson5Operator, CsrOperator); use relax::Unfused for other operators");
 
  public:
   using value_type = typename Operator::value_type;
@@ -108,7 +192,20 @@ class CG {
         q_(static_cast<std::size_t>(op_.size())),
         scalars_(4),
         status_(1),
-        host_(4) {}
+        host_(4),
+        p2_(fused_family ? static_cast<std::size_t>(op_.size()) : 0),
+        w_(pipelined ? static_cast<std::size_t>(op_.size()) : 0),
+        m_(pipelined ? static_cast<std::size_t>(op_.size()) : 0),
+        z_(pipelined ? static_cast<std::size_t>(op_.size()) : 0),
+        s_(pipelined ? static_cast<std::size_t>(op_.size()) : 0),
+        state_(fused_family ? 1 : 0),
+        host_state_(fused_family ? 1 : 0),
+        partials_(pipelined ? 2 * detail::dot_blocks : 0) {
+    if constexpr (std::is_same_v<Variant, Persistent>) size_persistent_grid();
+  }
+
+  //! Blocks of the persistent kernel's grid (0 for the other variants).
+  int persistent_blocks() const { return persistent_blocks_; }
 
   const Operator& op() const { return op_; }
   cudaStream_t stream() const { return stream_.get(); }
@@ -141,22 +238,31 @@ class CG {
     };
     if (!std::isfinite(host_.data()[1])) return finish(CgStatus::non_finite, host_.data()[1]);
     if (std::sqrt(host_.data()[1]) <= target) return finish(CgStatus::converged, host_.data()[1]);
-    while (report.iterations < options_.max_iterations) {
-      iterate(x, rr, rr_next, pq, stream);
-      std::swap(rr, rr_next);
-      ++report.iterations;
-      if (report.iterations % options_.check_interval != 0 && report.iterations < options_.max_iterations)
-        continue;
-      const int status = read_back(rr, nullptr, stream);
-      const double rr_now = host_.data()[0];
-      if (status == detail::cg_breakdown) return finish(CgStatus::breakdown, rr_now);
-      if (status == detail::cg_non_finite || !std::isfinite(rr_now)) return finish(CgStatus::non_finite, rr_now);
-      if (options_.record_history)
-        report.history.push_back({report.iterations, report.rhs_norm > 0 ? std::sqrt(rr_now) / report.rhs_norm
-                                                                         : std::sqrt(rr_now)});
-      if (std::sqrt(rr_now) <= target) return finish(CgStatus::converged, rr_now);
+    if constexpr (fused_family) {
+      const detail::CgDeviceState s = run_fused(b, x, host_.data()[1], target, report, stream);
+      report.iterations = s.iterations;
+      if (s.status == detail::cg_breakdown) return finish(CgStatus::breakdown, s.rr);
+      if (s.status == detail::cg_non_finite || !std::isfinite(s.rr)) return finish(CgStatus::non_finite, s.rr);
+      if (!(s.rr > target * target)) return finish(CgStatus::converged, s.rr);
+      return finish(CgStatus::iteration_cap, s.rr);
+    } else {
+      while (report.iterations < options_.max_iterations) {
+        iterate(x, rr, rr_next, pq, stream);
+        std::swap(rr, rr_next);
+        ++report.iterations;
+        if (report.iterations % options_.check_interval != 0 && report.iterations < options_.max_iterations)
+          continue;
+        const int status = read_back(rr, nullptr, stream);
+        const double rr_now = host_.data()[0];
+        if (status == detail::cg_breakdown) return finish(CgStatus::breakdown, rr_now);
+        if (status == detail::cg_non_finite || !std::isfinite(rr_now)) return finish(CgStatus::non_finite, rr_now);
+        if (options_.record_history)
+          report.history.push_back({report.iterations, report.rhs_norm > 0 ? std::sqrt(rr_now) / report.rhs_norm
+                                                                           : std::sqrt(rr_now)});
+        if (std::sqrt(rr_now) <= target) return finish(CgStatus::converged, rr_now);
+      }
+      return finish(CgStatus::iteration_cap, host_.data()[0]);
     }
-    return finish(CgStatus::iteration_cap, host_.data()[0]);
   }
 
   //! Host convenience: uploads `b` and `x`, solves, downloads `x`.
@@ -178,6 +284,132 @@ class CG {
       throw unavailable_error("relax::CG needs a CUDA device and none is present; use "
                               "relax::reference::cg instead");
     return true;
+  }
+
+  // The fused family: sets up the device state, iterates, returns the final state. `history`
+  // gets one sample per check.
+  detail::CgDeviceState run_fused(const T* b, T* x, double rr0, double target, CgReport& report,
+                                  cudaStream_t stream) {
+    detail::CgDeviceState& h = host_state_.data()[0];
+    h = detail::CgDeviceState{};
+    h.rr = rr0;
+    h.rr_prev = rr0;
+    h.target2 = target * target;
+    h.max_iterations = options_.max_iterations;
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(state_.data(), &h, sizeof(h), cudaMemcpyHostToDevice, stream));
+    const std::int64_t check = options_.check_interval;
+    auto record = [&](const detail::CgDeviceState& s) {
+      if (options_.record_history)
+        report.history.push_back({s.iterations, report.rhs_norm > 0 ? std::sqrt(s.rr) / report.rhs_norm : std::sqrt(s.rr)});
+    };
+    if constexpr (std::is_same_v<Variant, Persistent>) {
+      launch_persistent(x, stream);
+      const auto s = read_state(stream);
+      record(s);
+      return s;
+    } else {
+      if constexpr (pipelined) op_.apply(r_.data(), w_.data(), stream);  // w = A r
+      std::int64_t launched = 0;  // iterations queued; the device's count stops at convergence
+      while (true) {
+        if constexpr (std::is_same_v<Variant, Graph>) {
+          detail::GraphExec& g = graphs_[launched % 2];
+          if (!g.ready() || graph_x_[launched % 2] != x) {
+            const std::int64_t parity = launched;
+            g.capture(stream_.get(), [&](cudaStream_t cs) {
+              for (std::int64_t k = 0; k < check; ++k) fused_iteration(x, parity + k, cs);
+            });
+            graph_x_[launched % 2] = x;
+          }
+          g.launch(stream);
+          launched += check;
+        } else {
+          do {
+            if constexpr (pipelined) {
+              if (launched > 0 && launched % options_.replace_interval == 0) replace_residual(b, x, stream);
+              pipelined_iteration(x, stream);
+            } else {
+              fused_iteration(x, launched, stream);
+            }
+            ++launched;
+          } while (launched % check != 0 && launched < options_.max_iterations);
+        }
+        const auto s = read_state(stream);
+        record(s);
+        if (s.status != detail::cg_ok || !(s.rr > s.target2) || s.iterations >= s.max_iterations) return s;
+      }
+    }
+  }
+
+  // Iteration `k` of Fused: p alternates between two buffers.
+  void fused_iteration(T* x, std::int64_t k, cudaStream_t stream) {
+    const std::int64_t n = op_.size();
+    T* p_old = k % 2 == 0 ? p_.data() : p2_.data();
+    T* p_new = k % 2 == 0 ? p2_.data() : p_.data();
+    detail::cg_fused_direction<<<detail::dot_blocks, detail::dot_block, 0, stream>>>(
+        op_.rows(), n, r_.data(), p_old, p_new, q_.data(), state_.data(), dots_.partials(), dots_.arrivals());
+    detail::cg_fused_update<<<detail::dot_blocks, detail::dot_block, 0, stream>>>(
+        n, p_new, q_.data(), x, r_.data(), state_.data(), dots_.partials(), dots_.arrivals());
+    RELAX_CUDA_CHECK_LAUNCH();
+  }
+
+  void pipelined_iteration(T* x, cudaStream_t stream) {
+    const std::int64_t n = op_.size();
+    detail::cg_pipelined_reduce<<<detail::dot_blocks, detail::dot_block, 0, stream>>>(
+        op_.rows(), n, r_.data(), w_.data(), m_.data(), state_.data(), partials_.data(), dots_.arrivals());
+    detail::cg_pipelined_update<<<detail::dot_blocks, detail::dot_block, 0, stream>>>(
+        n, m_.data(), z_.data(), s_.data(), p_.data(), x, r_.data(), w_.data(), state_.data(),
+        dots_.partials(), dots_.arrivals());
+    RELAX_CUDA_CHECK_LAUNCH();
+  }
+
+  // Pipelined's residual replacement: r = b − A x, w = A r, s = A p, z = A s.
+  void replace_residual(const T* b, const T* x, cudaStream_t stream) {
+    const std::int64_t n = op_.size();
+    op_.apply(x, q_.data(), stream);
+    detail::cg_residual<<<detail::vector_blocks(n), 256, 0, stream>>>(n, b, q_.data(), r_.data());
+    RELAX_CUDA_CHECK_LAUNCH();
+    op_.apply(r_.data(), w_.data(), stream);
+    op_.apply(p_.data(), s_.data(), stream);
+    op_.apply(s_.data(), z_.data(), stream);
+  }
+
+  void size_persistent_grid() {
+    int device = 0, cooperative = 0, per_sm = 0;
+    RELAX_CUDA_CHECK(cudaGetDevice(&device));
+    RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+    if (!cooperative)
+      throw unavailable_error("relax::CG<Operator, Persistent> needs cooperative launch, which this "
+                              "device does not support; use relax::Graph or relax::Fused");
+    RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, detail::cg_persistent<T, typename Operator::rows_type>, detail::dot_block, 0));
+    if (per_sm < 1)
+      throw unavailable_error("relax::CG<Operator, Persistent>: the persistent kernel cannot be "
+                              "resident on this device (occupancy 0); use relax::Graph");
+    persistent_blocks_ = per_sm * current_sm_count();
+    partials_ = DeviceBuffer<double>(2 * static_cast<std::size_t>(persistent_blocks_));
+  }
+
+  void launch_persistent(T* x, cudaStream_t stream) {
+    auto rows = op_.rows();
+    std::int64_t n = op_.size();
+    T* r = r_.data();
+    T* p0 = p_.data();
+    T* p1 = p2_.data();
+    T* q = q_.data();
+    detail::CgDeviceState* st = state_.data();
+    double* pq_partials = partials_.data();
+    double* rr_partials = partials_.data() + persistent_blocks_;
+    void* args[] = {&rows, &n, &x, &r, &p0, &p1, &q, &st, &pq_partials, &rr_partials};
+    RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(
+        reinterpret_cast<const void*>(&detail::cg_persistent<T, typename Operator::rows_type>),
+        dim3(persistent_blocks_), dim3(detail::dot_block), args, 0, stream));
+  }
+
+  detail::CgDeviceState read_state(cudaStream_t stream) {
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(host_state_.data(), state_.data(), sizeof(detail::CgDeviceState),
+                                     cudaMemcpyDeviceToHost, stream));
+    RELAX_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return host_state_.data()[0];
   }
 
   // One unfused iteration: q = A p, pq = p·q, x += α p, r −= α q, rr_next = r·r, p = r + β p.
@@ -213,6 +445,15 @@ class CG {
   DeviceBuffer<int> status_;
   PinnedBuffer<double> host_;
   DotWorkspace dots_;
+  // The fused family.
+  DeviceBuffer<T> p2_;               // the second direction buffer
+  DeviceBuffer<T> w_, m_, z_, s_;    // Pipelined: A r, A w, A s, A p
+  DeviceBuffer<detail::CgDeviceState> state_;
+  PinnedBuffer<detail::CgDeviceState> host_state_;
+  DeviceBuffer<double> partials_;    // Pipelined: two sums per block; Persistent: pq and rr
+  int persistent_blocks_ = 0;
+  detail::GraphExec graphs_[2];      // Graph: starting at an even and at an odd iteration
+  const T* graph_x_[2] = {nullptr, nullptr};
 };
 
 }  // namespace relax

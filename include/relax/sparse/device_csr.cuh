@@ -47,6 +47,22 @@ __global__ void spmv_warp_per_row(std::int64_t rows, const std::int64_t* __restr
 
 }  // namespace detail
 
+//! The rows of a device CSR matrix, for kernels that compute (A p)_i themselves (fused CG); the
+//! arithmetic of `spmv_thread_per_row`.
+template <class T>
+struct CsrRows {
+  const std::int64_t* row_ptr;
+  const std::int32_t* col;
+  const T* val;
+  //! (A p)_i with p read through `load`.
+  template <class Load>
+  __device__ T row(std::int64_t i, const Load& load) const {
+    T sum = T(0);
+    for (std::int64_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) sum += val[k] * load(col[k]);
+    return sum;
+  }
+};
+
 //! A `Csr<T>` copied to the device; the operator of CG on sparse matrices.
 template <class T>
 class CsrOperator {
@@ -66,6 +82,9 @@ class CsrOperator {
   }
 
   std::int64_t size() const { return rows_; }
+  //! The rows of A, by value, for device code (valid while this operator lives).
+  CsrRows<T> rows() const { return {row_ptr_.data(), col_.data(), val_.data()}; }
+  using rows_type = CsrRows<T>;
 
   //! y = A x on `stream`.
   void apply(const T* x, T* y, cudaStream_t stream) const {

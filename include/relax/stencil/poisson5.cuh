@@ -24,15 +24,29 @@ __global__ void poisson5_kernel(std::int64_t n, const T* __restrict__ p, T* __re
 }
 }  // namespace detail
 
+//! The rows of the Poisson operator, for kernels that compute (A p)_k themselves (fused CG).
+template <class T>
+struct Poisson5Rows {
+  std::int64_t n;
+  //! (A p)_k with p read through `load`.
+  template <class Load>
+  __device__ T row(std::int64_t k, const Load& load) const {
+    return poisson5_row<T>(n, k / n, k % n, load);
+  }
+};
+
 template <class T>
 class Poisson5Operator {
  public:
   using value_type = T;
+  using rows_type = Poisson5Rows<T>;
   explicit Poisson5Operator(std::int64_t n) : n_(n) {
     detail::require(n >= 1, "n", n, "at least 1 unknown per side");
   }
   std::int64_t size() const { return n_ * n_; }
   std::int64_t n() const { return n_; }
+  //! The rows of A, by value, for device code.
+  rows_type rows() const { return {n_}; }
 
   //! q = A p on `stream`.
   void apply(const T* p, T* q, cudaStream_t stream) const {

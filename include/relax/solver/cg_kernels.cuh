@@ -1,0 +1,252 @@
+#pragma once
+//! \file
+//! Kernels of the fused CG variants (`Fused`, `Graph`, `Persistent`, `Pipelined`). They take the
+//! operator as its rows (`Operator::rows()`: `row(k, load)` computes (A v)_k with v read through
+//! `load`), so a kernel can apply A to a vector it forms on the fly, and they keep the iteration's
+//! scalars and its stopping decision on the device (`CgDeviceState`), so that a solve can run many
+//! iterations between two looks from the host, or all of them in one kernel.
+//!
+//! Every reduction sums a fixed grid of `dot_blocks` blocks in block order (or, in the persistent
+//! kernel, its own fixed grid), so results are reproducible run to run.
+
+#include <relax/primitives/dot.cuh>
+#include <relax/stencil/arithmetic.hpp>
+#include <relax/stencil/poisson5.hpp>
+
+#include <cooperative_groups.h>
+#include <cub/block/block_reduce.cuh>
+
+#include <cstdint>
+
+namespace relax::detail {
+
+enum : int { cg_ok = 0, cg_breakdown = 1, cg_non_finite = 2 };
+
+//! The scalars of a fused CG solve, in device memory.
+struct CgDeviceState {
+  double rr = 0.0;       //!< (r, r) of the current residual (Pipelined: γ)
+  double rr_prev = 0.0;  //!< (r, r) of the previous residual
+  double pq = 0.0;       //!< (p, A p) of the current direction (Pipelined: δ = (w, r))
+  double alpha_prev = 0.0;  //!< Pipelined: α of the previous iteration
+  double target2 = 0.0;  //!< the solve has converged once rr ≤ target2
+  long long iterations = 0;      //!< iterations completed
+  long long max_iterations = 0;  //!< no iteration starts once this many are done
+  int status = cg_ok;
+};
+
+//! True when no further iteration may change anything: converged, capped, or broken down.
+__device__ inline bool cg_done(const CgDeviceState& s) {
+  return s.status != cg_ok || !(s.rr > s.target2) || s.iterations >= s.max_iterations;
+}
+
+//! Block sum of one double per thread (block of `dot_block` threads).
+__device__ inline double block_sum(double v) {
+  using Reduce = cub::BlockReduce<double, dot_block>;
+  __shared__ typename Reduce::TempStorage storage;
+  return Reduce(storage).Sum(v);
+}
+
+//! p_new = r + β p_old (β = 0 on the first iteration) and q = A p_new, computed from r and p_old
+//! (A is applied to r + β p_old formed on the fly, so the direction update costs no pass of its
+//! own); then (p_new, q) into `st->pq`. Launch: `dot_blocks` × `dot_block`.
+template <class T, class Rows>
+__global__ void __launch_bounds__(dot_block)
+    cg_fused_direction(Rows a, std::int64_t n, const T* __restrict__ r, const T* __restrict__ p_old,
+                       T* __restrict__ p_new, T* __restrict__ q, CgDeviceState* st, double* partials,
+                       unsigned* arrivals) {
+  const CgDeviceState s = *st;
+  if (cg_done(s)) return;
+  const double beta = s.iterations == 0 ? 0.0 : s.rr / s.rr_prev;
+  if (!isfinite(beta)) {  // the same decision in every block
+    if (blockIdx.x == 0 && threadIdx.x == 0) st->status = cg_non_finite;
+    return;
+  }
+  const T b = static_cast<T>(beta);
+  auto direction = [=](std::int64_t k) { return arith::add(r[k], arith::mul(b, p_old[k])); };
+  double sum = 0.0;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
+    const T pk = direction(k);
+    const T qk = a.row(k, direction);
+    p_new[k] = pk;
+    q[k] = qk;
+    sum += static_cast<double>(pk) * static_cast<double>(qk);
+  }
+  finish_dot(block_sum(sum), partials, arrivals, &st->pq);
+}
+
+//! α = rr / pq; x += α p; r −= α q; then (r, r) becomes rr (and rr moves to rr_prev) and the
+//! iteration counts. pᵀAp ≤ 0 or a non-finite α stops the solve with x and r untouched.
+template <class T>
+__global__ void __launch_bounds__(dot_block)
+    cg_fused_update(std::int64_t n, const T* __restrict__ p, const T* __restrict__ q, T* __restrict__ x,
+                    T* __restrict__ r, CgDeviceState* st, double* partials, unsigned* arrivals) {
+  const CgDeviceState s = *st;
+  if (cg_done(s)) return;
+  const double alpha = s.rr / s.pq;
+  if (!(s.pq > 0.0) || !isfinite(alpha)) {
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+      st->status = isfinite(s.rr) && isfinite(s.pq) ? cg_breakdown : cg_non_finite;
+    return;
+  }
+  const T a = static_cast<T>(alpha);
+  double sum = 0.0;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
+    x[k] = arith::add(x[k], arith::mul(a, p[k]));
+    const T rk = arith::sub(r[k], arith::mul(a, q[k]));
+    r[k] = rk;
+    sum += static_cast<double>(rk) * static_cast<double>(rk);
+  }
+  finish_sum(block_sum(sum), partials, arrivals, [st, s](double total) {
+    st->rr_prev = s.rr;
+    st->rr = total;
+    st->iterations = s.iterations + 1;
+    if (!isfinite(total)) st->status = cg_non_finite;
+  });
+}
+
+//! Sum of `count` partials in index order, the same in every block that calls it (after a grid
+//! barrier). Reads through L2: the partials were written by other SMs.
+__device__ inline double ordered_sum(const double* partials, unsigned count) {
+  double v = 0.0;
+  for (unsigned b = threadIdx.x; b < count; b += blockDim.x) v += __ldcg(partials + b);
+  __shared__ double total;
+  const double sum = block_sum(v);
+  if (threadIdx.x == 0) total = sum;
+  __syncthreads();
+  const double out = total;
+  __syncthreads();  // `total` is reused by the next call
+  return out;
+}
+
+//! The whole solve in one cooperative kernel: the two phases of `cg_fused_direction` and
+//! `cg_fused_update` separated by grid-wide barriers, each reduction summed by every block from
+//! the partials in block order (so all blocks take the same decisions), and the stopping decision
+//! on the device. The state is read once and written back once by block 0.
+template <class T, class Rows>
+__global__ void __launch_bounds__(dot_block)
+    cg_persistent(Rows a, std::int64_t n, T* __restrict__ x, T* __restrict__ r, T* p0, T* p1,
+                  T* __restrict__ q, CgDeviceState* st, double* pq_partials, double* rr_partials) {
+  namespace cg = cooperative_groups;
+  cg::grid_group grid = cg::this_grid();
+  CgDeviceState s = *st;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  while (!cg_done(s)) {
+    const T* p_old = s.iterations % 2 == 0 ? p0 : p1;
+    T* p_new = s.iterations % 2 == 0 ? p1 : p0;
+    const double beta = s.iterations == 0 ? 0.0 : s.rr / s.rr_prev;
+    if (!isfinite(beta)) {
+      s.status = cg_non_finite;
+      break;
+    }
+    const T b = static_cast<T>(beta);
+    auto direction = [=](std::int64_t k) { return arith::add(r[k], arith::mul(b, p_old[k])); };
+    double sum = 0.0;
+    for (std::int64_t k = first; k < n; k += stride) {
+      const T pk = direction(k);
+      const T qk = a.row(k, direction);
+      p_new[k] = pk;
+      q[k] = qk;
+      sum += static_cast<double>(pk) * static_cast<double>(qk);
+    }
+    sum = block_sum(sum);
+    if (threadIdx.x == 0) pq_partials[blockIdx.x] = sum;
+    grid.sync();
+    s.pq = ordered_sum(pq_partials, gridDim.x);
+    const double alpha = s.rr / s.pq;
+    if (!(s.pq > 0.0) || !isfinite(alpha)) {
+      s.status = isfinite(s.rr) && isfinite(s.pq) ? cg_breakdown : cg_non_finite;
+      break;
+    }
+    const T al = static_cast<T>(alpha);
+    sum = 0.0;
+    for (std::int64_t k = first; k < n; k += stride) {
+      x[k] = arith::add(x[k], arith::mul(al, p_new[k]));
+      const T rk = arith::sub(r[k], arith::mul(al, q[k]));
+      r[k] = rk;
+      sum += static_cast<double>(rk) * static_cast<double>(rk);
+    }
+    sum = block_sum(sum);
+    if (threadIdx.x == 0) rr_partials[blockIdx.x] = sum;
+    grid.sync();
+    s.rr_prev = s.rr;
+    s.rr = ordered_sum(rr_partials, gridDim.x);
+    ++s.iterations;
+    if (!isfinite(s.rr)) s.status = cg_non_finite;
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) *st = s;
+}
+
+//! Pipelined CG, first kernel of an iteration: γ = (r, r) and δ = (w, r) in one reduction, and
+//! m = A w. Launch: `dot_blocks` × `dot_block`; `partials` holds 2 × dot_blocks values.
+template <class T, class Rows>
+__global__ void __launch_bounds__(dot_block)
+    cg_pipelined_reduce(Rows a, std::int64_t n, const T* __restrict__ r, const T* __restrict__ w,
+                        T* __restrict__ m, CgDeviceState* st, double* partials, unsigned* arrivals) {
+  const CgDeviceState s = *st;
+  if (s.status != cg_ok || s.iterations >= s.max_iterations) return;
+  if (s.iterations > 0 && !(s.rr > s.target2)) return;  // converged at the last reduction
+  double rr = 0.0, wr = 0.0;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
+    const double rk = static_cast<double>(r[k]);
+    rr += rk * rk;
+    wr += static_cast<double>(w[k]) * rk;
+    m[k] = a.row(k, ArrayLoad<T>{w});
+  }
+  // Two sums through one arrival: the first block partials, then the second, in block order.
+  const double rr_block = block_sum(rr);
+  __syncthreads();
+  const double wr_block = block_sum(wr);
+  if (threadIdx.x == 0) partials[gridDim.x + blockIdx.x] = wr_block;
+  finish_sum(rr_block, partials, arrivals, [st, partials](double total_rr) {
+    double total_wr = 0.0;
+    for (unsigned b = 0; b < gridDim.x; ++b) total_wr += __ldcg(partials + gridDim.x + b);
+    st->rr_prev = st->rr;
+    st->rr = total_rr;
+    st->pq = total_wr;
+  });
+}
+
+//! Pipelined CG, second kernel: α and β from γ, δ and the previous iteration's γ and α, then
+//! z = m + β z, s = w + β s, p = r + β p, x += α p, r −= α s, w −= α z (Ghysels and Vanroose).
+template <class T>
+__global__ void __launch_bounds__(dot_block)
+    cg_pipelined_update(std::int64_t n, const T* __restrict__ m, T* __restrict__ z, T* __restrict__ sv,
+                        T* __restrict__ p, T* __restrict__ x, T* __restrict__ r, T* __restrict__ w,
+                        CgDeviceState* st, double* partials, unsigned* arrivals) {
+  const CgDeviceState s = *st;
+  if (cg_done(s)) return;
+  const bool first = s.iterations == 0;
+  const double gamma = s.rr, delta = s.pq;
+  const double beta = first ? 0.0 : gamma / s.rr_prev;
+  const double denominator = first ? delta : delta - beta * gamma / s.alpha_prev;
+  const double alpha = gamma / denominator;
+  if (!(denominator > 0.0) || !isfinite(alpha) || !isfinite(beta)) {
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+      st->status = isfinite(denominator) && isfinite(beta) ? cg_breakdown : cg_non_finite;
+    return;
+  }
+  const T al = static_cast<T>(alpha), be = static_cast<T>(beta);
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
+    using namespace arith;
+    const T zk = first ? m[k] : add(m[k], mul(be, z[k]));
+    const T sk = first ? w[k] : add(w[k], mul(be, sv[k]));
+    const T pk = first ? r[k] : add(r[k], mul(be, p[k]));
+    z[k] = zk;
+    sv[k] = sk;
+    p[k] = pk;
+    x[k] = add(x[k], mul(al, pk));
+    r[k] = sub(r[k], mul(al, sk));
+    w[k] = sub(w[k], mul(al, zk));
+  }
+  finish_sum(0.0, partials, arrivals, [st, s, alpha](double) {
+    st->alpha_prev = alpha;
+    st->iterations = s.iterations + 1;
+  });
+}
+
+}  // namespace relax::detail
