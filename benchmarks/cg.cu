@@ -2,7 +2,8 @@
 // boundary): time per iteration at a fixed iteration count, and time to a relative residual of
 // 1e-8, for relax's CG variants and the two baselines of the CG lab:
 //
-//   cg_iter/relax_unfused/<T>/N:n    CG<Poisson5Operator<T>, Unfused> (matrix-free), one read-back
+//   cg_iter/relax_<variant>/<T>/N:n  CG<Poisson5Operator<T>, Variant> (matrix-free), variant one of
+//                                    unfused, fused, graph, persistent, pipelined
 //   cg_iter/relax_csr/<T>/N:n        CG<CsrOperator<T>, Unfused> on the same matrix in CSR
 //   cg_iter/cusparse_cublas/<T>/N:n  the library path: cuSPARSE SpMV (CSR) + cuBLAS dot/axpy/scal
 //                                    with host scalars (each dot returns to the host), as in
@@ -106,8 +107,24 @@ void report(benchmark::State& state, double ms_per_iter, double iterations, int 
 
 constexpr std::int64_t fixed_iterations = 200;
 
+template <class Variant>
+constexpr int kernels_per_iteration() {
+  if constexpr (std::is_same_v<Variant, relax::Unfused>) return 6;  // SpMV, 2 dots, 2 axpys, xpay
+  else if constexpr (std::is_same_v<Variant, relax::Persistent>) return 0;  // one launch per solve
+  else return 2;  // Fused, Graph (in a graph), Pipelined
+}
+
+// Vectors of n² values the fused variants move per iteration: Fused, Graph and Persistent 10
+// (read r, p; write p, q; read p, q, x, r; write x, r); Pipelined 16 (read r, w; write m; read
+// m, z, s, p, x, r, w; write z, s, p, x, r, w). Unfused and the library path: bytes_per_iter.
+template <class Variant>
+constexpr int vectors_per_iteration() {
+  if constexpr (std::is_same_v<Variant, relax::Pipelined>) return 16;
+  else return 10;
+}
+
 // relax's CG with `Operator`; `to_tol` runs to 1e-8 instead of a fixed count.
-template <class T, class Operator>
+template <class T, class Variant = relax::Unfused, class Operator>
 void relax_cg(benchmark::State& state, Operator op, bool csr, bool to_tol) {
   const std::int64_t n = state.range(0);
   relax::CgOptions opt;
@@ -121,7 +138,7 @@ void relax_cg(benchmark::State& state, Operator op, bool csr, bool to_tol) {
     opt.max_iterations = fixed_iterations;
     opt.check_interval = fixed_iterations;
   }
-  relax::CG<Operator, relax::Unfused> cg(std::move(op), opt);
+  relax::CG<Operator, Variant> cg(std::move(op), opt);
   const auto b = ones<T>(n * n);
   relax::DeviceBuffer<T> db(b.size()), dx(b.size());
   RELAX_CUDA_CHECK(cudaMemcpy(db.data(), b.data(), db.bytes(), cudaMemcpyHostToDevice));
@@ -132,14 +149,17 @@ void relax_cg(benchmark::State& state, Operator op, bool csr, bool to_tol) {
     state.SetIterationTime(last.time_ms / 1e3);
   }
   if (to_tol && !last.converged()) state.SkipWithError("relax CG did not converge");
-  // SpMV 1, two dots of 1 kernel each, two axpys, one xpay.
-  report(state, last.time_ms / static_cast<double>(last.iterations), static_cast<double>(last.iterations), 6,
-         bytes_per_iter<T>(n, csr));
+  const double vector_bytes = static_cast<double>(n) * static_cast<double>(n) * sizeof(T);
+  const double bytes = std::is_same_v<Variant, relax::Unfused>
+                           ? bytes_per_iter<T>(n, csr)
+                           : vectors_per_iteration<Variant>() * vector_bytes;
+  report(state, last.time_ms / static_cast<double>(last.iterations), static_cast<double>(last.iterations),
+         kernels_per_iteration<Variant>(), bytes);
 }
 
-template <class T>
-void BM_relax_unfused(benchmark::State& state, bool to_tol) {
-  relax_cg<T>(state, relax::Poisson5Operator<T>(state.range(0)), false, to_tol);
+template <class T, class Variant>
+void BM_relax(benchmark::State& state, bool to_tol) {
+  relax_cg<T, Variant>(state, relax::Poisson5Operator<T>(state.range(0)), false, to_tol);
 }
 
 template <class T>
@@ -310,7 +330,11 @@ void register_type() {
             ->Iterations(to_tol ? 1 : 3)
             ->Unit(benchmark::kMillisecond);
       };
-      add("relax_unfused", BM_relax_unfused<T>);
+      add("relax_unfused", BM_relax<T, relax::Unfused>);
+      add("relax_fused", BM_relax<T, relax::Fused>);
+      add("relax_graph", BM_relax<T, relax::Graph>);
+      add("relax_persistent", BM_relax<T, relax::Persistent>);
+      add("relax_pipelined", BM_relax<T, relax::Pipelined>);
       if (n <= 4096) add("relax_csr", BM_relax_csr<T>);  // the host symmetry check of 3e8 entries is slow
       add("cusparse_cublas", BM_cusparse_cublas<T>);
     }

@@ -45,11 +45,14 @@ if has large; then
   tail -3 "$LOGS/large.log"
 fi
 if has sanitize; then
-  for tool in memcheck racecheck synccheck initcheck; do
-    step "compute-sanitizer $tool"
-    compute-sanitizer --tool $tool --error-exitcode 9 $BUILD/tests/relax_device_tests "[sanitize]" \
-      > "$LOGS/sanitize-$tool.log" 2>&1 || status=1
-    tail -2 "$LOGS/sanitize-$tool.log"
+  # SANITIZE_TESTS names the test executables (default both), SANITIZE_TOOLS the tools.
+  for exe in ${SANITIZE_TESTS:-relax_device_tests relax_device_cg_tests}; do
+    for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
+      step "compute-sanitizer $tool $exe"
+      compute-sanitizer --tool $tool --error-exitcode 9 $BUILD/tests/$exe "[sanitize]" \
+        > "$LOGS/sanitize-$tool-$exe.log" 2>&1 || status=1
+      tail -2 "$LOGS/sanitize-$tool-$exe.log"
+    done
   done
 fi
 if has bench; then
@@ -65,6 +68,8 @@ if has cg; then
   $BUILD/benchmarks/relax_bench_cg --benchmark_filter="${CG_FILTER:-.}" \
     --benchmark_out="$OUT/bench_cg.json" --benchmark_out_format=json > "$LOGS/bench_cg.log" 2>&1 || status=1
   tail -5 "$LOGS/bench_cg.log"
+  python3 benchmarks/cg_report.py "$OUT/bench_cg.json" --summary "$OUT/summary.json" \
+    --markdown "$OUT/cg.md" || status=1
 fi
 if has experiment; then
   step "experiment matrix"
