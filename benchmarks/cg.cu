@@ -114,13 +114,14 @@ constexpr int kernels_per_iteration() {
   else return 2;  // Fused, Graph (in a graph), Pipelined
 }
 
-// Vectors of n² values the fused variants move per iteration: Fused, Graph and Persistent 10
-// (read r, p; write p, q; read p, q, x, r; write x, r); Pipelined 16 (read r, w; write m; read
-// m, z, s, p, x, r, w; write z, s, p, x, r, w). Unfused and the library path: bytes_per_iter.
+// Vectors of n² values the fused variants move per iteration: Fused, Graph and Persistent 9
+// (read r, p, x; write p, q, x; read q, r; write r: x's update rides on the first kernel's read
+// of p); Pipelined 16 (read r, w; write m; read m, z, s, p, x, r, w; write z, s, p, x, r, w).
+// Unfused and the library path: bytes_per_iter.
 template <class Variant>
 constexpr int vectors_per_iteration() {
   if constexpr (std::is_same_v<Variant, relax::Pipelined>) return 16;
-  else return 10;
+  else return 9;
 }
 
 // relax's CG with `Operator`; `to_tol` runs to 1e-8 instead of a fixed count.

@@ -335,7 +335,10 @@ class CG {
         }
         const auto s = read_state(stream);
         record(s);
-        if (s.status != detail::cg_ok || !(s.rr > s.target2) || s.iterations >= s.max_iterations) return s;
+        if (s.status != detail::cg_ok || !(s.rr > s.target2) || s.iterations >= s.max_iterations) {
+          if constexpr (pipelined) return s;
+          else return finish_x(x, s, stream);
+        }
       }
     }
   }
@@ -346,10 +349,24 @@ class CG {
     T* p_old = k % 2 == 0 ? p_.data() : p2_.data();
     T* p_new = k % 2 == 0 ? p2_.data() : p_.data();
     detail::cg_fused_direction<<<detail::dot_blocks, detail::dot_block, 0, stream>>>(
-        op_.rows(), n, r_.data(), p_old, p_new, q_.data(), state_.data(), dots_.partials(), dots_.arrivals());
+        op_.rows(), n, r_.data(), p_old, p_new, q_.data(), x, state_.data(), dots_.partials(),
+        dots_.arrivals());
     detail::cg_fused_update<<<detail::dot_blocks, detail::dot_block, 0, stream>>>(
-        n, p_new, q_.data(), x, r_.data(), state_.data(), dots_.partials(), dots_.arrivals());
+        n, q_.data(), r_.data(), state_.data(), dots_.partials(), dots_.arrivals());
     RELAX_CUDA_CHECK_LAUNCH();
+  }
+
+  // After the last Fused iteration: the pending x += α p, with the direction of iteration
+  // `iterations − 1`; returns the state with nothing pending.
+  detail::CgDeviceState finish_x(T* x, detail::CgDeviceState s, cudaStream_t stream) {
+    if (!s.x_pending) return s;
+    const std::int64_t n = op_.size();
+    const T* p_last = (s.iterations - 1) % 2 == 0 ? p2_.data() : p_.data();
+    detail::cg_fused_finish_x<<<detail::vector_blocks(n), 256, 0, stream>>>(n, p_last, x, state_.data());
+    RELAX_CUDA_CHECK_LAUNCH();
+    RELAX_CUDA_CHECK(cudaStreamSynchronize(stream));  // solve() returns with x final
+    s.x_pending = 0;
+    return s;
   }
 
   void pipelined_iteration(T* x, cudaStream_t stream) {

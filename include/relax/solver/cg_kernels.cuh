@@ -32,6 +32,10 @@ struct CgDeviceState {
   long long iterations = 0;      //!< iterations completed
   long long max_iterations = 0;  //!< no iteration starts once this many are done
   int status = cg_ok;
+  //! Fused: the last completed iteration's x += α p is still to do. The update of x is deferred
+  //! to the next iteration's first kernel, which reads p anyway (one pass over p instead of two);
+  //! after the last iteration `cg_fused_finish_x` does it.
+  int x_pending = 0;
 };
 
 //! True when no further iteration may change anything: converged, capped, or broken down.
@@ -48,12 +52,13 @@ __device__ inline double block_sum(double v) {
 
 //! p_new = r + β p_old (β = 0 on the first iteration) and q = A p_new, computed from r and p_old
 //! (A is applied to r + β p_old formed on the fly, so the direction update costs no pass of its
-//! own); then (p_new, q) into `st->pq`. Launch: `dot_blocks` × `dot_block`.
+//! own), and the previous iteration's x += α p_old; then (p_new, q) into `st->pq`.
+//! Launch: `dot_blocks` × `dot_block`.
 template <class T, class Rows>
 __global__ void __launch_bounds__(dot_block)
     cg_fused_direction(Rows a, std::int64_t n, const T* __restrict__ r, const T* __restrict__ p_old,
-                       T* __restrict__ p_new, T* __restrict__ q, CgDeviceState* st, double* partials,
-                       unsigned* arrivals) {
+                       T* __restrict__ p_new, T* __restrict__ q, T* __restrict__ x, CgDeviceState* st,
+                       double* partials, unsigned* arrivals) {
   const CgDeviceState s = *st;
   if (cg_done(s)) return;
   const double beta = s.iterations == 0 ? 0.0 : s.rr / s.rr_prev;
@@ -62,25 +67,32 @@ __global__ void __launch_bounds__(dot_block)
     return;
   }
   const T b = static_cast<T>(beta);
+  // α of the previous iteration; it passed cg_fused_update's checks with these same operands.
+  const T alpha_prev = static_cast<T>(s.x_pending ? s.rr_prev / s.pq : 0.0);
   auto direction = [=](std::int64_t k) { return arith::add(r[k], arith::mul(b, p_old[k])); };
   double sum = 0.0;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
+    if (s.x_pending) x[k] = arith::add(x[k], arith::mul(alpha_prev, p_old[k]));
     const T pk = direction(k);
     const T qk = a.row(k, direction);
     p_new[k] = pk;
     q[k] = qk;
     sum += static_cast<double>(pk) * static_cast<double>(qk);
   }
-  finish_dot(block_sum(sum), partials, arrivals, &st->pq);
+  finish_sum(block_sum(sum), partials, arrivals, [st](double total) {
+    st->pq = total;
+    st->x_pending = 0;
+  });
 }
 
-//! α = rr / pq; x += α p; r −= α q; then (r, r) becomes rr (and rr moves to rr_prev) and the
-//! iteration counts. pᵀAp ≤ 0 or a non-finite α stops the solve with x and r untouched.
+//! α = rr / pq; r −= α q (x += α p is left pending for the next iteration's first kernel or
+//! `cg_fused_finish_x`); then (r, r) becomes rr (and rr moves to rr_prev) and the iteration
+//! counts. pᵀAp ≤ 0 or a non-finite α stops the solve with x and r untouched.
 template <class T>
 __global__ void __launch_bounds__(dot_block)
-    cg_fused_update(std::int64_t n, const T* __restrict__ p, const T* __restrict__ q, T* __restrict__ x,
-                    T* __restrict__ r, CgDeviceState* st, double* partials, unsigned* arrivals) {
+    cg_fused_update(std::int64_t n, const T* __restrict__ q, T* __restrict__ r, CgDeviceState* st,
+                    double* partials, unsigned* arrivals) {
   const CgDeviceState s = *st;
   if (cg_done(s)) return;
   const double alpha = s.rr / s.pq;
@@ -93,7 +105,6 @@ __global__ void __launch_bounds__(dot_block)
   double sum = 0.0;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
-    x[k] = arith::add(x[k], arith::mul(a, p[k]));
     const T rk = arith::sub(r[k], arith::mul(a, q[k]));
     r[k] = rk;
     sum += static_cast<double>(rk) * static_cast<double>(rk);
@@ -102,8 +113,22 @@ __global__ void __launch_bounds__(dot_block)
     st->rr_prev = s.rr;
     st->rr = total;
     st->iterations = s.iterations + 1;
+    st->x_pending = 1;
     if (!isfinite(total)) st->status = cg_non_finite;
   });
+}
+
+//! The pending x += α p of the last completed iteration, once a fused solve has stopped; `p` is
+//! that iteration's direction.
+template <class T>
+__global__ void cg_fused_finish_x(std::int64_t n, const T* __restrict__ p, T* __restrict__ x,
+                                  const CgDeviceState* st) {
+  const CgDeviceState s = *st;
+  if (!s.x_pending) return;
+  const T a = static_cast<T>(s.rr_prev / s.pq);
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride)
+    x[k] = arith::add(x[k], arith::mul(a, p[k]));
 }
 
 //! Sum of `count` partials in index order, the same in every block that calls it (after a grid
@@ -121,7 +146,7 @@ __device__ inline double ordered_sum(const double* partials, unsigned count) {
 }
 
 //! The whole solve in one cooperative kernel: the two phases of `cg_fused_direction` and
-//! `cg_fused_update` separated by grid-wide barriers, each reduction summed by every block from
+//! `cg_fused_update` (x's update deferred in the same way) separated by grid-wide barriers, each reduction summed by every block from
 //! the partials in block order (so all blocks take the same decisions), and the stopping decision
 //! on the device. The state is read once and written back once by block 0.
 template <class T, class Rows>
@@ -133,6 +158,7 @@ __global__ void __launch_bounds__(dot_block)
   CgDeviceState s = *st;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const T* p_last = p0;  // the direction of the last completed iteration
   while (!cg_done(s)) {
     const T* p_old = s.iterations % 2 == 0 ? p0 : p1;
     T* p_new = s.iterations % 2 == 0 ? p1 : p0;
@@ -142,15 +168,18 @@ __global__ void __launch_bounds__(dot_block)
       break;
     }
     const T b = static_cast<T>(beta);
+    const T alpha_prev = static_cast<T>(s.x_pending ? s.rr_prev / s.pq : 0.0);
     auto direction = [=](std::int64_t k) { return arith::add(r[k], arith::mul(b, p_old[k])); };
     double sum = 0.0;
     for (std::int64_t k = first; k < n; k += stride) {
+      if (s.x_pending) x[k] = arith::add(x[k], arith::mul(alpha_prev, p_old[k]));  // deferred, as in Fused
       const T pk = direction(k);
       const T qk = a.row(k, direction);
       p_new[k] = pk;
       q[k] = qk;
       sum += static_cast<double>(pk) * static_cast<double>(qk);
     }
+    s.x_pending = 0;
     sum = block_sum(sum);
     if (threadIdx.x == 0) pq_partials[blockIdx.x] = sum;
     grid.sync();
@@ -163,7 +192,6 @@ __global__ void __launch_bounds__(dot_block)
     const T al = static_cast<T>(alpha);
     sum = 0.0;
     for (std::int64_t k = first; k < n; k += stride) {
-      x[k] = arith::add(x[k], arith::mul(al, p_new[k]));
       const T rk = arith::sub(r[k], arith::mul(al, q[k]));
       r[k] = rk;
       sum += static_cast<double>(rk) * static_cast<double>(rk);
@@ -174,7 +202,14 @@ __global__ void __launch_bounds__(dot_block)
     s.rr_prev = s.rr;
     s.rr = ordered_sum(rr_partials, gridDim.x);
     ++s.iterations;
+    s.x_pending = 1;
+    p_last = p_new;
     if (!isfinite(s.rr)) s.status = cg_non_finite;
+  }
+  if (s.x_pending) {  // the last completed iteration's x += α p (own points only: no barrier)
+    const T al = static_cast<T>(s.rr_prev / s.pq);
+    for (std::int64_t k = first; k < n; k += stride) x[k] = arith::add(x[k], arith::mul(al, p_last[k]));
+    s.x_pending = 0;
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) *st = s;
 }
