@@ -152,12 +152,12 @@ TEMPLATE_TEST_CASE("CG variants in float32, and their statuses", "[cg][variants]
                    relax::Persistent, relax::Pipelined) {
   const std::int64_t n = 257;
   relax::CgOptions opt;
-  opt.rel_tol = 1e-5;
+  opt.rel_tol = 1e-4;  // float's attainable accuracy here is about 3e-5 (see CG's Pipelined notes)
   const auto bf = random_vector<float>(n * n, 5);
   std::vector<float> xf(bf.size());
   const auto f = solve_with<TestType>(relax::Poisson5Operator<float>(n), bf, xf, opt);
   CHECK(f.converged());
-  CHECK(f.relative_residual() <= 1e-5);
+  CHECK(f.relative_residual() <= 1e-4);
 
   const std::int64_t m = 30;
   auto b = random_vector<double>(m * m, 9);

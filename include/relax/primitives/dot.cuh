@@ -35,6 +35,8 @@ __device__ void finish_sum(double block_sum, double* partials, unsigned* arrival
   using Reduce = cub::BlockReduce<double, dot_block>;
   __shared__ typename Reduce::TempStorage storage;
   __shared__ bool last;
+  // Every thread of the block is done reading what `write` may change before the block arrives.
+  __syncthreads();
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = block_sum;
     cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(*arrivals);

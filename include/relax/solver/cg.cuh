@@ -18,7 +18,10 @@
 //!   device without cooperative launch is a clear `relax::unavailable_error`;
 //! - `Pipelined` — Ghysels–Vanroose pipelined CG: one fused reduction ((r, r) and (w, r)) per
 //!   iteration, two kernels, with the residual replaced by b − A x (and w, s, z recomputed) every
-//!   `CgOptions::replace_interval` iterations so its attainable accuracy matches standard CG.
+//!   `CgOptions::replace_interval` iterations so its attainable accuracy matches standard CG. In
+//!   float32 its recurrences drift fast: it replaces every 10 iterations, and a tolerance near
+//!   float's attainable accuracy (about 3e-5 relative on a 257² Poisson problem, where standard
+//!   CG's recurrence residual passes below the true one) ends in `breakdown`; use double there.
 //! The fused variants need the operator's rows (`Operator::rows()`, see `Poisson5Operator` and
 //! `CsrOperator`), because their kernels apply A to vectors they form on the fly.
 //!
@@ -105,7 +108,13 @@ class GraphExec {
   void capture(cudaStream_t capture_stream, F&& enqueue) {
     cudaGraph_t graph = nullptr;
     RELAX_CUDA_CHECK(cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeThreadLocal));
-    enqueue(capture_stream);
+    try {
+      enqueue(capture_stream);
+    } catch (...) {
+      (void)cudaStreamEndCapture(capture_stream, &graph);  // leave the stream usable
+      if (graph) (void)cudaGraphDestroy(graph);
+      throw;
+    }
     RELAX_CUDA_CHECK(cudaStreamEndCapture(capture_stream, &graph));
     if (exec_) RELAX_CUDA_CHECK(cudaGraphExecDestroy(std::exchange(exec_, nullptr)));
     const cudaError_t made = cudaGraphInstantiate(&exec_, graph, 0);
@@ -298,6 +307,7 @@ class CG {
     h.max_iterations = options_.max_iterations;
     RELAX_CUDA_CHECK(cudaMemcpyAsync(state_.data(), &h, sizeof(h), cudaMemcpyHostToDevice, stream));
     const std::int64_t check = options_.check_interval;
+    const std::int64_t per_graph = std::min(check, options_.max_iterations);  // Graph: iterations per graph
     auto record = [&](const detail::CgDeviceState& s) {
       if (options_.record_history)
         report.history.push_back({s.iterations, report.rhs_norm > 0 ? std::sqrt(s.rr) / report.rhs_norm : std::sqrt(s.rr)});
@@ -316,16 +326,16 @@ class CG {
           if (!g.ready() || graph_x_[launched % 2] != x) {
             const std::int64_t parity = launched;
             g.capture(stream_.get(), [&](cudaStream_t cs) {
-              for (std::int64_t k = 0; k < check; ++k) fused_iteration(x, parity + k, cs);
+              for (std::int64_t k = 0; k < per_graph; ++k) fused_iteration(x, parity + k, cs);
             });
             graph_x_[launched % 2] = x;
           }
           g.launch(stream);
-          launched += check;
+          launched += per_graph;
         } else {
           do {
             if constexpr (pipelined) {
-              if (launched > 0 && launched % options_.replace_interval == 0) replace_residual(b, x, stream);
+              if (launched > 0 && launched % replace_interval() == 0) replace_residual(b, x, stream);
               pipelined_iteration(x, stream);
             } else {
               fused_iteration(x, launched, stream);
@@ -377,6 +387,11 @@ class CG {
         n, m_.data(), z_.data(), s_.data(), p_.data(), x, r_.data(), w_.data(), state_.data(),
         dots_.partials(), dots_.arrivals());
     RELAX_CUDA_CHECK_LAUNCH();
+  }
+
+  std::int64_t replace_interval() const {
+    if (options_.replace_interval > 0) return options_.replace_interval;
+    return sizeof(T) >= 8 ? 100 : 10;
   }
 
   // Pipelined's residual replacement: r = b − A x, w = A r, s = A p, z = A s.
