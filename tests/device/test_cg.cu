@@ -3,6 +3,8 @@
 // input, reproducible results, and clear errors for bad operands.
 #include <catch2/catch.hpp>
 
+#include "vectors.hpp"
+
 #include <relax/reference/cg.hpp>
 #include <relax/solver/cg.cuh>
 #include <relax/sparse/device_csr.cuh>
@@ -20,24 +22,8 @@ namespace ref = relax::reference;
 
 namespace {
 
-template <class T>
-std::vector<T> random_vector(std::int64_t n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> d(-1.0, 1.0);
-  std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(d(rng));
-  return v;
-}
-
-template <class T>
-double relative_error(const std::vector<T>& x, const std::vector<T>& exact) {
-  double e = 0, s = 0;
-  for (std::size_t k = 0; k < x.size(); ++k) {
-    e += (double(x[k]) - exact[k]) * (double(x[k]) - exact[k]);
-    s += double(exact[k]) * exact[k];
-  }
-  return std::sqrt(e / s);
-}
+using relax::testing::random_vector;
+using relax::testing::relative_error;
 
 relax::Csr<double> data_file(const char* name) {
   return relax::read_matrix_market<double>(std::string(RELAX_TEST_DATA_DIR "/") + name);

@@ -6,6 +6,8 @@
 // here cannot hide their results.
 #include <catch2/catch.hpp>
 
+#include "vectors.hpp"
+
 #include <relax/reference/cg.hpp>
 #include <relax/solver/cg.cuh>
 #include <relax/sparse/device_csr.cuh>
@@ -24,24 +26,8 @@ namespace ref = relax::reference;
 
 namespace {
 
-template <class T>
-std::vector<T> random_vector(std::int64_t n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> d(-1.0, 1.0);
-  std::vector<T> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = static_cast<T>(d(rng));
-  return v;
-}
-
-template <class T>
-double relative_error(const std::vector<T>& x, const std::vector<double>& exact) {
-  double e = 0, s = 0;
-  for (std::size_t k = 0; k < x.size(); ++k) {
-    e += (double(x[k]) - exact[k]) * (double(x[k]) - exact[k]);
-    s += exact[k] * exact[k];
-  }
-  return std::sqrt(e / s);
-}
+using relax::testing::random_vector;
+using relax::testing::relative_error;
 
 // ‖b − A x‖₂ / ‖b‖₂ computed on the host in double.
 double true_residual(const relax::Csr<double>& a, const std::vector<double>& b, const std::vector<double>& x) {
