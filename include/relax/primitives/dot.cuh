@@ -80,6 +80,8 @@ class DotWorkspace {
  public:
   DotWorkspace() : partials_(detail::dot_blocks), arrivals_(1) {
     RELAX_CUDA_CHECK(cudaMemset(arrivals_.data(), 0, sizeof(unsigned)));
+    // cudaMemset is asynchronous and the dots run on non-blocking streams: finish it here.
+    RELAX_CUDA_CHECK(cudaDeviceSynchronize());
   }
   double* partials() { return partials_.data(); }
   unsigned* arrivals() { return arrivals_.data(); }

@@ -280,10 +280,14 @@ class CG {
     detail::require(b.size() == n, "b", b.size(), "one value per unknown of the operator");
     detail::require(x.size() == n, "x", x.size(), "one value per unknown of the operator");
     DeviceBuffer<T> db(n), dx(n);
-    RELAX_CUDA_CHECK(cudaMemcpy(db.data(), b.data(), db.bytes(), cudaMemcpyHostToDevice));
-    RELAX_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), dx.bytes(), cudaMemcpyHostToDevice));
-    const CgReport report = solve(db.data(), dx.data(), stream_.get());
-    RELAX_CUDA_CHECK(cudaMemcpy(x.data(), dx.data(), dx.bytes(), cudaMemcpyDeviceToHost));
+    // Copies on the solver's own (non-blocking) stream: a plain cudaMemcpy from pageable memory
+    // may return before its DMA lands, and is not ordered with that stream.
+    const cudaStream_t s = stream_.get();
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(db.data(), b.data(), db.bytes(), cudaMemcpyHostToDevice, s));
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(dx.data(), x.data(), dx.bytes(), cudaMemcpyHostToDevice, s));
+    const CgReport report = solve(db.data(), dx.data(), s);
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(x.data(), dx.data(), dx.bytes(), cudaMemcpyDeviceToHost, s));
+    RELAX_CUDA_CHECK(cudaStreamSynchronize(s));
     return report;
   }
 

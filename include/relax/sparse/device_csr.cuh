@@ -79,6 +79,9 @@ class CsrOperator {
       RELAX_CUDA_CHECK(cudaMemcpy(col_.data(), a.col_idx.data(), col_.bytes(), cudaMemcpyHostToDevice));
       RELAX_CUDA_CHECK(cudaMemcpy(val_.data(), a.values.data(), val_.bytes(), cudaMemcpyHostToDevice));
     }
+    // A copy from pageable memory may return before its DMA lands, and solvers use non-blocking
+    // streams that do not wait for the legacy stream: the upload is complete when this returns.
+    RELAX_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   std::int64_t size() const { return rows_; }
