@@ -7,6 +7,9 @@
 //!
 //!     rate = −ln(ρ_end / ρ_start) / (t_end − t_start),
 //!
+//! where t counts the GPU time of the sweeps (`CheckSample::batch_ms`, CUDA events) when the
+//! solver measures it, and the time between checks otherwise;
+//!
 //! over a window of `window` checks (one check is too noisy: the max-norm residual does not fall
 //! evenly). For an exact strategy (`CheckSample::exact`, e.g. TemporalBlock) the convergence per
 //! sweep does not depend on D, so the rate per millisecond is the convergence per sweep times the
@@ -120,14 +123,17 @@ struct Feedback {
     double ms = 0.0;
 
     bool add(const CheckSample& prev, const CheckSample& s) {
-      if (!(s.elapsed_ms > 0)) return false;
+      // GPU time of the batch where measured: one host-timed check in L2 is mostly round trip and
+      // jitter, which hid 10-25% differences between depths (docs/performance-notes.md).
+      const double interval = s.batch_ms > 0 ? s.batch_ms : s.elapsed_ms;
+      if (!(interval > 0)) return false;
       exact = s.exact;
       if (!exact) {
         if (!(prev.rho > 0) || !(s.rho > 0)) return false;
         log_drop += -std::log(s.rho / prev.rho);
       }
       sweeps += static_cast<double>(s.sweeps - prev.sweeps);
-      ms += s.elapsed_ms;
+      ms += interval;
       ++checks;
       return true;
     }

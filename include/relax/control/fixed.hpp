@@ -20,7 +20,7 @@
 
 namespace relax {
 
-//! What a convergence check measured.
+//! What a convergence check measured. Aggregate initialisation follows the member order.
 struct CheckSample {
   std::int64_t sweeps = 0;  //!< sweeps of this solve so far
   double rho = 0.0;         //!< ρ after them
@@ -31,6 +31,10 @@ struct CheckSample {
   //! The depth D the sweeps since the previous check ran at; 0 for strategies without a D. With
   //! overlapped checks the batch in flight when a controller changes D still runs at the old D.
   int depth = 0;
+  //! GPU time of the sweeps since the previous check (CUDA events around the batch), without the
+  //! check's round trip; 0 where not measured (the reference backend, controllers that do not
+  //! choose D).
+  double batch_ms = 0.0;
 };
 
 //! Checks every `check_interval` (M) sweeps, for the whole solve. The sweep count of a converged

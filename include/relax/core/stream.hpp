@@ -54,6 +54,13 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
+//! Milliseconds between two recorded events that have completed.
+inline double elapsed_ms(const Event& start, const Event& stop) {
+  float ms = 0.0f;
+  RELAX_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+  return ms;
+}
+
 //! Times device work on one stream: `start()`, enqueue work, `stop()`, then `milliseconds()`
 //! (which waits for the stop event).
 class EventTimer {
@@ -62,9 +69,7 @@ class EventTimer {
   void stop(cudaStream_t stream) { stop_.record(stream); }
   double milliseconds() const {
     stop_.synchronize();
-    float ms = 0.0f;
-    RELAX_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
-    return ms;
+    return elapsed_ms(start_, stop_);
   }
 
  private:

@@ -91,14 +91,20 @@ class Solver {
     const bool overlap = options_.checks == CheckMode::overlapped;
     int batch_depth = 0;     // D of the last batch queued
     int in_flight_depth = 0; // D of the batch behind the check in flight
+    int batch_slot = 0;      // event pair of the last batch queued (two alternate: overlap)
+    int in_flight_slot = 0;  // event pair of the batch behind the check in flight
     // Queues the next batch of sweeps (none at the cap); returns its size.
     auto launch_batch = [&] {
       const std::int64_t batch =
           std::min(controller_.sweeps_before_check(), options_.max_sweeps - report.sweeps);
       if (batch <= 0) return std::int64_t{0};
       if constexpr (chooses_depth_v<Controller>) {
+        // A controller that chooses D compares depths: give it the GPU time of each batch.
         batch_depth = controller_.depth();
+        batch_slot ^= 1;
+        batch_start_[batch_slot].record(stream);
         Sweeper<Strategy>::run_with_depth(stencil_, u, scratch_, b, batch, batch_depth, stream);
+        batch_end_[batch_slot].record(stream);
       } else {
         Sweeper<Strategy>::run(stencil_, u, scratch_, b, batch, stream);
       }
@@ -108,6 +114,7 @@ class Solver {
     auto request_check = [&] {
       request_residual_norm(stencil_, u, b, slot_, stream);
       in_flight_depth = batch_depth;
+      in_flight_slot = batch_slot;
     };
     launch_batch();
     request_check();
@@ -124,8 +131,11 @@ class Solver {
       ++report.checks;
       if (options_.record_history) report.history.push_back({checked, rho});
       const auto now = clock::now();
+      double batch_ms = 0.0;  // the check has arrived, so the batch before it is done
+      if constexpr (chooses_depth_v<Controller>)
+        batch_ms = elapsed_ms(batch_start_[in_flight_slot], batch_end_[in_flight_slot]);
       controller_.observe({checked, rho, std::chrono::duration<double, std::milli>(now - last_check).count(),
-                           is_exact_strategy_v<Strategy>, in_flight_depth});
+                           is_exact_strategy_v<Strategy>, in_flight_depth, batch_ms});
       last_check = now;
       report.extra_sweeps = ahead;
       if (!std::isfinite(rho)) {
@@ -166,6 +176,7 @@ class Solver {
   DeviceGrid<value_type> scratch_;
   MaxNormSlot<value_type> slot_;
   EventTimer timer_;
+  Event batch_start_[2], batch_end_[2];  // GPU time of batches, for controllers that choose D
 };
 
 }  // namespace relax
