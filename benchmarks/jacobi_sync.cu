@@ -192,6 +192,14 @@ const int registered = [] {
                                                                {4096, 16384});
   register_sweep<relax::TemporalBlock<8, relax::Tile<64, 16>>>("tiled_sweep", "TemporalBlock8_64x16",
                                                                {4096, 16384});
+  // The tile shapes the defaults are chosen from (issue 3: at least 32x8, 32x16, 64x8).
+  register_sweep<relax::BlockAsync<8, relax::Tile<32, 16>>>("tiled_sweep", "BlockAsync8_32x16", {4096, 16384});
+  register_sweep<relax::BlockAsync<8, relax::Tile<64, 8>>>("tiled_sweep", "BlockAsync8_64x8", {4096, 16384});
+  register_sweep<relax::BlockAsync<8, relax::Tile<64, 16>>>("tiled_sweep", "BlockAsync8_64x16", {4096, 16384});
+  register_sweep<relax::TemporalBlock<4, relax::Tile<32, 16>>>("tiled_sweep", "TemporalBlock4_32x16",
+                                                               {4096, 16384});
+  register_sweep<relax::TemporalBlock<4, relax::Tile<64, 8>>>("tiled_sweep", "TemporalBlock4_64x8",
+                                                              {4096, 16384});
   // Exact temporal blocking streaming along y through registers.
   register_sweep<relax::TemporalBlock<2, relax::ColumnStream>>("tiled_sweep", "TemporalBlock2_stream",
                                                                {4096, 8192, 16384});
