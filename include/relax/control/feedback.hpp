@@ -5,12 +5,11 @@
 //!
 //! The score of a depth D is the convergence rate per millisecond measured while running at D,
 //!
-//!     rate = −ln(ρ_end / ρ_start) / (t_end − t_start),
+//!     rate = −ln(ρ_end / ρ_start) / (t_end − t_start)
 //!
-//! where t counts the GPU time of the sweeps (`CheckSample::batch_ms`, CUDA events) when the
-//! solver measures it, and the time between checks otherwise;
-//!
-//! over a window of `window` checks (one check is too noisy: the max-norm residual does not fall
+//! over a window of `window` checks, where t counts the GPU time of the sweeps
+//! (`CheckSample::batch_ms`, CUDA events) when the solver measures it, and the time between
+//! checks otherwise (one check is too noisy: the max-norm residual does not fall
 //! evenly). For an exact strategy (`CheckSample::exact`, e.g. TemporalBlock) the convergence per
 //! sweep does not depend on D, so the rate per millisecond is the convergence per sweep times the
 //! sweeps per millisecond, and only the second factor can differ between depths: the controller
@@ -21,9 +20,10 @@
 //! A solve climbs: after each window it doubles D, as long as the score at the new depth holds
 //! (is no more than `climb_slack`, 2%, below the score at the previous depth: timing noise, not a
 //! loss). When a doubling makes the score fall, D goes back down and holds there; while holding,
-//! a later window more than `drop` (10%) below the first one at that depth halves D again. If already the first doubling (1 → 2) does not pay,
-//! the controller falls back to D = 1 for the rest of the solve: synchronous sweeps, which the
-//! source study's version could not do (it lost 0.69–0.84× in L2 for it). After every change of D,
+//! a later window more than `drop` (10%) below the first one at that depth halves D again. If
+//! already the first doubling (1 → 2) does not pay, the controller falls back to D = 1 for the
+//! rest of the solve: synchronous sweeps, which the source study's version could not do (it lost
+//! 0.69–0.84× in L2 for it). After every change of D,
 //! `settle_checks` checks are not used: the residual jumps when the staleness pattern changes, and
 //! that jump is not the new rate. An exact strategy has no such jump, so it settles at once and
 //! climbs after one check per depth. Checks of sweeps that ran at an older depth

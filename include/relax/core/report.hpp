@@ -12,13 +12,6 @@
 
 namespace relax {
 
-//! When a solve stops. The convergence criterion is the relative true residual
-//!
-//!     ρ = ‖b − A u‖∞ / ‖b‖∞ < tol,
-//!
-//! where b is the right-hand side of the interior system (the boundary values moved into it), so
-//! ‖b‖∞ > 0 whenever the boundary or the source is non-zero; if b = 0, ρ is the absolute residual.
-//! Because A is strictly diagonally dominant, ρ bounds the relative error of the solution.
 //! How the GPU solver waits for a convergence check.
 enum class CheckMode {
   //! The solver waits for ρ before it launches more sweeps: the GPU idles for a round trip per
@@ -38,6 +31,13 @@ inline const char* to_string(CheckMode m) {
   return m == CheckMode::blocking ? "blocking" : "overlapped";
 }
 
+//! When a solve stops. The convergence criterion is the relative true residual
+//!
+//!     ρ = ‖b − A u‖∞ / ‖b‖∞ < tol,
+//!
+//! where b is the right-hand side of the interior system (the boundary values moved into it), so
+//! ‖b‖∞ > 0 whenever the boundary or the source is non-zero; if b = 0, ρ is the absolute residual.
+//! Because A is strictly diagonally dominant, ρ bounds the relative error of the solution.
 struct SolveOptions {
   double tol = 1e-5;                      //!< stop once ρ < tol
   std::int64_t max_sweeps = 1'000'000;    //!< sweep cap per solve; reaching it is `sweep_cap`

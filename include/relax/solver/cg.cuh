@@ -8,8 +8,8 @@
 //! - `Unfused` — one kernel per operation (SpMV, each dot, each vector update), the shape of a
 //!   cuSPARSE + cuBLAS solver, with the scalars α and β kept on the device;
 //! - `Fused` — two kernels per iteration (the row-strip fusion of the CG lab): the first forms
-//!   p = r + β p on the fly while it applies A and reduces pᵀAp, the second updates x and r and
-//!   reduces rᵀr. Scalars, the stopping test and the iteration count live on the device, so
+//!   p = r + β p on the fly while it applies A, does the previous iteration's x += α p (it reads
+//!   p anyway) and reduces pᵀAp; the second updates r and reduces rᵀr. Scalars, the stopping test and the iteration count live on the device, so
 //!   iterations past convergence are no-ops and the host only looks every `check_interval`;
 //! - `Graph` — `Fused`'s iterations captured in a CUDA Graph of `check_interval` iterations,
 //!   launched once per check;

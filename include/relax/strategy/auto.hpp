@@ -10,6 +10,7 @@
 //! The features need the stencil's coupling, so `Auto` takes stencils with a member `r`
 //! (`Stencil5<T>`); the tree knows nothing about other operators.
 
+#include <relax/core/error.hpp>
 #include <relax/strategy/auto_tree.hpp>
 #include <relax/strategy/traits.hpp>
 
@@ -21,7 +22,8 @@
 
 namespace relax {
 
-//! Picks the strategy and D per solve from (working set / L2, r); see the file comment.
+//! Picks the strategy and D from (working set / L2, r), the same for every batch of a solver;
+//! see the file comment.
 struct Auto {
   static constexpr bool exact = false;  //!< the choice may be BlockAsync
 };
@@ -41,6 +43,7 @@ inline std::string to_string(const AutoChoice& c) {
 //! What `Auto` picks for an `n × n` grid of `element_bytes`-byte values with coupling `r` on a
 //! device with `l2_bytes` of L2.
 inline AutoChoice auto_select(std::int64_t n, double r, std::size_t element_bytes, std::size_t l2_bytes) {
+  detail::require(l2_bytes > 0, "l2_bytes", l2_bytes, "the L2 size of a device, > 0 bytes");
   const double points = static_cast<double>(n) * static_cast<double>(n);
   const double working_set = 3.0 * points * static_cast<double>(element_bytes);
   return auto_choice(working_set / static_cast<double>(l2_bytes), r);
