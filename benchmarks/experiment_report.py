@@ -35,6 +35,7 @@ Plots need matplotlib; without it only the tables and figures are written.
 import argparse
 import csv
 import json
+import re
 import math
 import statistics
 import sys
@@ -300,10 +301,55 @@ def md_long(rows):
     return ["## All runs", ""] + md_table(header, body) + [""]
 
 
-def markdown(rows):
+# Sweep-benchmark names (relax_bench's tiled_sweep/<name>/N:<n>) of the static strategies.
+BENCH_NAME = {"temporal2": "TemporalBlock2_stream", "temporal4": "TemporalBlock4_stream",
+              "temporal8": "TemporalBlock8_stream", "blockasync2": "BlockAsync2",
+              "blockasync4": "BlockAsync4", "blockasync8": "BlockAsync8"}
+
+
+def sweep_costs(paths):
+    """{(strategy, n): c} from Google Benchmark JSON: c = Sync's sweep throughput over the
+    strategy's at the same N in the same file (medians), the cost per sweep without checks."""
+    costs = {}
+    for path in paths:
+        gups = {}
+        for b in json.loads(Path(path).read_text())["benchmarks"]:
+            if b.get("aggregate_name") == "median" and "gups" in b:
+                m = re.match(r"^(sync_sweep|tiled_sweep)/([A-Za-z0-9_]+)/N:(\d+)", b["name"])
+                if m:
+                    gups[(m[2], int(m[3]))] = b["gups"]
+        for name, bench in BENCH_NAME.items():
+            for (got, n), g in gups.items():
+                if got == bench and ("Sync", n) in gups:
+                    costs[(name, n)] = gups[("Sync", n)] / g
+    return costs
+
+
+def md_predicted(rows, costs):
+    """S predicted from the sweep benchmarks' c and the runs' sweep ratio s, against S measured."""
+    if not costs:
+        return []
+    body = []
+    for r in sorted(rows, key=lambda r: (r["n"], r["r"], r["source"], r["strategy"])):
+        c = costs.get((r["strategy"], r["n"]))
+        if c is None or r["source"] != "gaussian":
+            continue
+        predicted = 1.0 / (c * r["s"])
+        body.append([str(r["n"]), f"{r['r']:g}", r["strategy"], f"{c:.2f}", f"{r['s']:.2f}",
+                     f"{predicted:.2f}", f"{r['S']:.2f}", f"{100 * (r['S'] / predicted - 1):+.0f} %"])
+    intro = ["## Predicted and measured speedup", "",
+             "Predicted S = 1 / (c s) with c from the sweep benchmarks (Sync's sweep throughput over "
+             "the strategy's at the same N, no checks) and s from these runs; measured S from the "
+             "time to solution, checks included (Gaussian source). Checks cost the same pass for "
+             "every strategy, so they pull the measured S of fast strategies below the prediction.", ""]
+    return intro + md_table(["N", "r", "strategy", "c (sweep bench)", "s", "S predicted", "S measured",
+                             "measured vs predicted"], body) + [""]
+
+
+def markdown(rows, costs=None):
     names = strategy_order({r["strategy"] for r in rows})
-    out = md_header() + md_speedup_pivot(rows, names) + md_slowdown(rows) + \
-        md_missing(rows, names) + md_long(rows)
+    out = md_header() + md_speedup_pivot(rows, names) + md_predicted(rows, costs or {}) + \
+        md_slowdown(rows) + md_missing(rows, names) + md_long(rows)
     return "\n".join(out)
 
 
@@ -490,6 +536,8 @@ def main(argv):
     ap.add_argument("--plots", default="docs/results")
     ap.add_argument("--l2-bytes", type=float, default=62914560,
                     help="L2 size in bytes for the 'working set = L2' line (default 62914560)")
+    ap.add_argument("--bench", nargs="*", default=[],
+                    help="relax_bench JSON with sync_sweep and tiled_sweep rows, for predicted S")
     ap.add_argument("--copy-gbs", type=float, default=4244,
                     help="copy bandwidth in GB/s for the dotted line, 0 for none (default 4244)")
     a = ap.parse_args(argv)
@@ -504,7 +552,7 @@ def main(argv):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     Path(a.markdown).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.markdown).write_text(markdown(rows))
+    Path(a.markdown).write_text(markdown(rows, sweep_costs(a.bench)))
     plots(rows, Path(a.plots), a.l2_bytes, a.copy_gbs)
     print(json.dumps(figs, indent=2, sort_keys=True))
 
