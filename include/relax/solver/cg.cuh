@@ -35,6 +35,7 @@
 #include <relax/core/cuda_check.hpp>
 #include <relax/core/device.hpp>
 #include <relax/core/stream.hpp>
+#include <relax/primitives/cg_updates.cuh>
 #include <relax/primitives/dot.cuh>
 #include <relax/solver/cg_kernels.cuh>
 
@@ -80,14 +81,6 @@ struct has_rows : std::false_type {};
 template <class Op>
 struct has_rows<Op, std::void_t<decltype(std::declval<const Op&>().rows())>> : std::true_type {};
 
-//! r = b − ax.
-template <class T>
-__global__ void cg_residual(std::int64_t n, const T* __restrict__ b, const T* __restrict__ ax, T* __restrict__ r) {
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride)
-    r[k] = b[k] - ax[k];
-}
-
 //! An instantiated CUDA graph, destroyed with its owner.
 class GraphExec {
  public:
@@ -127,52 +120,6 @@ class GraphExec {
  private:
   cudaGraphExec_t exec_ = nullptr;
 };
-
-template <class T>
-__global__ void cg_start(std::int64_t n, const T* __restrict__ b, const T* __restrict__ ax,
-                         T* __restrict__ r, T* __restrict__ p) {
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride)
-    p[k] = r[k] = b[k] - ax[k];
-}
-
-//! y += sign · (num / den) · v, unless the step is not usable: then y is left alone and the
-//! status says why (den ≤ 0: breakdown; a non-finite scalar: non-finite).
-template <class T>
-__global__ void cg_axpy(std::int64_t n, const double* num, const double* den, double sign,
-                        const T* __restrict__ v, T* __restrict__ y, int* status) {
-  const double a = *num, d = *den;
-  const double alpha = a / d;
-  if (!(d > 0.0) || !isfinite(alpha) || *status != cg_ok) {
-    if (blockIdx.x == 0 && threadIdx.x == 0 && *status == cg_ok)
-      *status = isfinite(a) && isfinite(d) ? cg_breakdown : cg_non_finite;
-    return;
-  }
-  const T step = static_cast<T>(sign * alpha);
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride)
-    y[k] += step * v[k];
-}
-
-//! p = r + (rr_next / rr) p.
-template <class T>
-__global__ void cg_xpay(std::int64_t n, const double* rr_next, const double* rr, const T* __restrict__ r,
-                        T* __restrict__ p, int* status) {
-  if (*status != cg_ok) return;
-  const double beta = *rr > 0.0 ? *rr_next / *rr : 0.0;
-  if (!isfinite(beta)) {
-    if (blockIdx.x == 0 && threadIdx.x == 0) *status = cg_non_finite;
-    return;
-  }
-  const T b = static_cast<T>(beta);
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride)
-    p[k] = r[k] + b * p[k];
-}
-
-inline unsigned vector_blocks(std::int64_t n) {
-  return static_cast<unsigned>(std::min<std::int64_t>((n + 255) / 256, 65535));
-}
 
 }  // namespace detail
 

@@ -9,7 +9,8 @@
 //! Every reduction sums a fixed grid of `dot_blocks` blocks in block order (or, in the persistent
 //! kernel, its own fixed grid), so results are reproducible run to run.
 
-#include <relax/primitives/dot.cuh>
+#include <relax/primitives/cg_updates.cuh>
+#include <relax/primitives/reduce.cuh>
 #include <relax/stencil/arithmetic.hpp>
 #include <relax/stencil/poisson5.hpp>
 
@@ -19,8 +20,6 @@
 #include <cstdint>
 
 namespace relax::detail {
-
-enum : int { cg_ok = 0, cg_breakdown = 1, cg_non_finite = 2 };
 
 //! The scalars of a fused CG solve, in device memory.
 struct CgDeviceState {
@@ -41,13 +40,6 @@ struct CgDeviceState {
 //! True when no further iteration may change anything: converged, capped, or broken down.
 __device__ inline bool cg_done(const CgDeviceState& s) {
   return s.status != cg_ok || !(s.rr > s.target2) || s.iterations >= s.max_iterations;
-}
-
-//! Block sum of one double per thread (block of `dot_block` threads).
-__device__ inline double block_sum(double v) {
-  using Reduce = cub::BlockReduce<double, dot_block>;
-  __shared__ typename Reduce::TempStorage storage;
-  return Reduce(storage).Sum(v);
 }
 
 //! p_new = r + β p_old (β = 0 on the first iteration) and q = A p_new, computed from r and p_old
@@ -129,20 +121,6 @@ __global__ void cg_fused_finish_x(std::int64_t n, const T* __restrict__ p, T* __
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride)
     x[k] = arith::add(x[k], arith::mul(a, p[k]));
-}
-
-//! Sum of `count` partials in index order, the same in every block that calls it (after a grid
-//! barrier). Reads through L2: the partials were written by other SMs.
-__device__ inline double ordered_sum(const double* partials, unsigned count) {
-  double v = 0.0;
-  for (unsigned b = threadIdx.x; b < count; b += blockDim.x) v += __ldcg(partials + b);
-  __shared__ double total;
-  const double sum = block_sum(v);
-  if (threadIdx.x == 0) total = sum;
-  __syncthreads();
-  const double out = total;
-  __syncthreads();  // `total` is reused by the next call
-  return out;
 }
 
 //! The whole solve in one cooperative kernel: the two phases of `cg_fused_direction` and
@@ -231,14 +209,10 @@ __global__ void __launch_bounds__(dot_block)
     wr += static_cast<double>(w[k]) * rk;
     m[k] = a.row(k, ArrayLoad<T>{w});
   }
-  // Two sums through one arrival: the first block partials, then the second, in block order.
   const double rr_block = block_sum(rr);
-  __syncthreads();
+  __syncthreads();  // block_sum's storage is reused
   const double wr_block = block_sum(wr);
-  if (threadIdx.x == 0) partials[gridDim.x + blockIdx.x] = wr_block;
-  finish_sum(rr_block, partials, arrivals, [st, partials](double total_rr) {
-    double total_wr = 0.0;
-    for (unsigned b = 0; b < gridDim.x; ++b) total_wr += __ldcg(partials + gridDim.x + b);
+  finish_sums2(rr_block, wr_block, partials, arrivals, [st](double total_rr, double total_wr) {
     st->rr_prev = st->rr;
     st->rr = total_rr;
     st->pq = total_wr;
