@@ -1,7 +1,11 @@
 // The reference CG: converges to known exact solutions on the matrix-free Poisson operator at
 // awkward sizes and on the shipped SPD files, agrees between matrix-free and CSR forms, and ends
-// with the right status on bad input and breakdown.
+// with the right status on bad input and breakdown; the reference pipelined CG matches standard
+// CG's iterations on Poisson and its true residual on an ill-conditioned matrix.
 #include <catch2/catch.hpp>
+
+#include "../support/matrices.hpp"
+#include "../support/vectors.hpp"
 
 #include <relax/reference/cg.hpp>
 #include <relax/sparse/matrix_market.hpp>
@@ -16,29 +20,15 @@ namespace ref = relax::reference;
 
 namespace {
 
-std::vector<double> random_vector(std::int64_t n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> d(-1.0, 1.0);
-  std::vector<double> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
-double relative_error(const std::vector<double>& x, const std::vector<double>& exact) {
-  double e = 0, s = 0;
-  for (std::size_t k = 0; k < x.size(); ++k) {
-    e += (x[k] - exact[k]) * (x[k] - exact[k]);
-    s += exact[k] * exact[k];
-  }
-  return std::sqrt(e / s);
-}
+using relax::testing::random_vector;
+using relax::testing::relative_error;
 
 }  // namespace
 
 TEST_CASE("reference CG recovers a known solution of the Poisson problem", "[cg][reference]") {
   const std::int64_t n = GENERATE(1, 2, 70, 257);
   const ref::Poisson5<double> a(n);
-  const auto exact = random_vector(a.size(), 5 + n);
+  const auto exact = random_vector<double>(a.size(), 5 + n);
   std::vector<double> b(a.size()), x(a.size(), 0.0);
   a.apply(exact.data(), b.data());
   relax::CgOptions opt;
@@ -71,7 +61,7 @@ TEST_CASE("reference CG solves the shipped SPD matrices", "[cg][reference][spars
 TEST_CASE("matrix-free and CSR Poisson take the same iterations", "[cg][reference][sparse]") {
   const auto csr = relax::read_matrix_market<double>(std::string(RELAX_TEST_DATA_DIR "/poisson2d_10.mtx"));
   const ref::Poisson5<double> matrix_free(10);
-  const auto b = random_vector(100, 3);
+  const auto b = random_vector<double>(100, 3);
   std::vector<double> x1(100, 0.0), x2(100, 0.0);
   relax::CgOptions opt;
   opt.rel_tol = 1e-10;
@@ -88,7 +78,7 @@ TEST_CASE("matrix-free and CSR Poisson take the same iterations", "[cg][referenc
 
 TEST_CASE("reference CG statuses: cap, breakdown, non-finite, zero right-hand side", "[cg][reference]") {
   const ref::Poisson5<double> a(30);
-  auto b = random_vector(a.size(), 9);
+  auto b = random_vector<double>(a.size(), 9);
   std::vector<double> x(a.size(), 0.0);
   relax::CgOptions opt;
   opt.max_iterations = 5;
@@ -135,4 +125,47 @@ TEST_CASE("reference CG rejects bad options and operands", "[cg][validation]") {
   CHECK_THROWS_WITH(ref::cg(spd, b, x, {}), Catch::Contains("invalid b"));
   std::vector<double> b100(100, 1.0);
   CHECK_THROWS_WITH(ref::cg(spd, b100, short_x, {}), Catch::Contains("invalid x"));
+}
+
+TEST_CASE("reference pipelined CG: Poisson like standard CG, and standard CG's true residual when ill-conditioned",
+          "[cg][reference][pipelined]") {
+  for (std::int64_t n : {1, 2, 70}) {
+    INFO("n = " << n);
+    const ref::Poisson5<double> a(n);
+    const auto exact = random_vector<double>(a.size(), 7 + n);
+    std::vector<double> b(exact.size()), x(exact.size(), 0.0), x_cg(exact.size(), 0.0);
+    a.apply(exact.data(), b.data());
+    relax::CgOptions opt;
+    opt.rel_tol = 1e-11;
+    const auto pipelined = ref::cg_pipelined<double>([&](const double* p, double* q) { a.apply(p, q); },
+                                                     a.size(), b.data(), x.data(), opt);
+    const auto standard = ref::cg(a, b, x_cg, opt);
+    REQUIRE(pipelined.converged());
+    CHECK(std::abs(pipelined.iterations - standard.iterations) <= 2 + standard.iterations / 50);
+    CHECK(relative_error(x, exact) <= 1e-8);
+  }
+  // D P D with D spanning 1.5 decades: about 10^3 times P's condition number.
+  const auto a = relax::testing::scaled_poisson(40, 1.5);
+  const auto exact = random_vector<double>(a.rows, 23);
+  std::vector<double> b(exact.size()), x_cg(b.size(), 0.0), x_pipe(b.size(), 0.0), x_plain(b.size(), 0.0);
+  a.multiply(exact.data(), b.data());
+  relax::CgOptions opt;
+  opt.rel_tol = 1e-11;
+  opt.max_iterations = 50000;
+  const auto standard = ref::cg(a, b, x_cg, opt);
+  const auto pipelined = ref::cg_pipelined(a, b, x_pipe, opt);
+  REQUIRE(standard.converged());
+  REQUIRE(pipelined.converged());
+  const double want = relax::testing::true_residual(a, b, x_cg);
+  const double got = relax::testing::true_residual(a, b, x_pipe);
+  INFO("true residual: standard " << want << " (" << standard.iterations << " iterations), pipelined "
+                                  << got << " (" << pipelined.iterations << ")");
+  CHECK(got <= std::max(10.0 * want, 1e-10));
+  // Without replacement the recurrence drifts away from the true residual.
+  relax::CgOptions never = opt;
+  never.replace_interval = opt.max_iterations;
+  const auto plain = ref::cg_pipelined(a, b, x_plain, never);
+  const double drift = relax::testing::true_residual(a, b, x_plain);
+  INFO("without replacement: " << relax::to_string(plain.status) << ", true residual " << drift);
+  CHECK((!plain.converged() || drift > got));
 }

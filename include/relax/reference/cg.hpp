@@ -102,6 +102,88 @@ CgReport cg(Apply&& apply, std::int64_t n, const T* b, T* x, const CgOptions& op
   return finish(CgStatus::iteration_cap);
 }
 
+//! Pipelined CG (Ghysels and Vanroose) from the initial guess in `x`: one fused reduction,
+//! (r, r) and (w, r), per iteration, with w = A r, s = A p and z = A s kept by recurrences and
+//! replaced by b − A x, A r, A p, A s every `replace_interval` iterations (0: 100 for double, 10
+//! for float) — the host twin of `CG<Operator, Pipelined>`, with the same stopping rule.
+template <class T, class Apply>
+CgReport cg_pipelined(Apply&& apply, std::int64_t n, const T* b, T* x, const CgOptions& options,
+                      Exec exec = {}) {
+  options.validate();
+  relax::detail::require(n >= 1, "n", n, "at least 1 unknown");
+  const auto start = std::chrono::steady_clock::now();
+  const int threads = exec.resolved_threads();
+  const std::int64_t replace = options.replace_interval > 0 ? options.replace_interval
+                                                            : (sizeof(T) >= 8 ? 100 : 10);
+  std::vector<T> r(n), w(n), m(n), z(n), s(n), p(n), q(n);
+  CgReport report;
+  auto residual = [&] {
+    apply(x, q.data());
+    for (std::int64_t k = 0; k < n; ++k) r[k] = b[k] - q[k];
+    apply(r.data(), w.data());
+  };
+  residual();
+  report.rhs_norm = std::sqrt(detail::dot(b, b, n, threads));
+  const double target = std::max(options.rel_tol * report.rhs_norm, options.abs_tol);
+  auto finish = [&](CgStatus status, double gamma) {
+    report.status = status;
+    report.residual_norm = std::sqrt(gamma);
+    report.time_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return report;
+  };
+  double gamma_prev = 0.0, alpha_prev = 0.0;
+  for (;;) {
+    if (report.iterations > 0 && report.iterations % replace == 0) {
+      residual();
+      apply(p.data(), s.data());
+      apply(s.data(), z.data());
+    }
+    const double gamma = detail::dot(r.data(), r.data(), n, threads);
+    const double delta = detail::dot(w.data(), r.data(), n, threads);
+    if (!std::isfinite(gamma) || !std::isfinite(delta)) return finish(CgStatus::non_finite, gamma);
+    if (std::sqrt(gamma) <= target) return finish(CgStatus::converged, gamma);
+    if (report.iterations >= options.max_iterations) return finish(CgStatus::iteration_cap, gamma);
+    apply(w.data(), m.data());
+    const bool first = report.iterations == 0;
+    const double beta = first ? 0.0 : gamma / gamma_prev;
+    const double denominator = first ? delta : delta - beta * gamma / alpha_prev;
+    const double alpha = gamma / denominator;
+    if (!std::isfinite(alpha) || !std::isfinite(beta)) return finish(CgStatus::non_finite, gamma);
+    if (!(denominator > 0.0)) return finish(CgStatus::breakdown, gamma);
+    const T a = static_cast<T>(alpha), be = static_cast<T>(beta);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (std::int64_t k = 0; k < n; ++k) {
+      z[k] = first ? m[k] : m[k] + be * z[k];
+      s[k] = first ? w[k] : w[k] + be * s[k];
+      p[k] = first ? r[k] : r[k] + be * p[k];
+      x[k] += a * p[k];
+      r[k] -= a * s[k];
+      w[k] -= a * z[k];
+    }
+    gamma_prev = gamma;
+    alpha_prev = alpha;
+    ++report.iterations;
+    if (options.record_history && report.iterations % options.check_interval == 0)
+      report.history.push_back({report.iterations, report.rhs_norm > 0 ? std::sqrt(gamma) / report.rhs_norm
+                                                                       : std::sqrt(gamma)});
+  }
+}
+
+//! Pipelined CG on a CSR matrix (square and symmetric, checked).
+template <class T>
+CgReport cg_pipelined(const Csr<T>& a, const std::vector<T>& b, std::vector<T>& x, const CgOptions& options,
+                      Exec exec = {}) {
+  require_square_symmetric(a, "A");
+  relax::detail::require(static_cast<std::int64_t>(b.size()) == a.rows, "b", b.size(),
+                         "one value per row of A");
+  relax::detail::require(static_cast<std::int64_t>(x.size()) == a.rows, "x", x.size(),
+                         "one value per row of A");
+  const int threads = exec.resolved_threads();
+  return cg_pipelined<T>([&](const T* p, T* q) { a.multiply(p, q, threads); }, a.rows, b.data(), x.data(),
+                         options, exec);
+}
+
 //! CG on a CSR matrix, which must be square and symmetric (checked: `relax::invalid_argument`
 //! naming `A`).
 template <class T>
