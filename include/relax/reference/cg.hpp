@@ -170,33 +170,34 @@ CgReport cg_pipelined(Apply&& apply, std::int64_t n, const T* b, T* x, const CgO
   }
 }
 
-//! Pipelined CG on a CSR matrix (square and symmetric, checked).
+namespace detail {
+//! Checks a CSR system for CG (A square and symmetric, b and x one value per row) and returns
+//! q = A p for the solvers above.
 template <class T>
-CgReport cg_pipelined(const Csr<T>& a, const std::vector<T>& b, std::vector<T>& x, const CgOptions& options,
-                      Exec exec = {}) {
+auto csr_apply(const Csr<T>& a, const std::vector<T>& b, const std::vector<T>& x, Exec exec) {
   require_square_symmetric(a, "A");
   relax::detail::require(static_cast<std::int64_t>(b.size()) == a.rows, "b", b.size(),
                          "one value per row of A");
   relax::detail::require(static_cast<std::int64_t>(x.size()) == a.rows, "x", x.size(),
                          "one value per row of A");
   const int threads = exec.resolved_threads();
-  return cg_pipelined<T>([&](const T* p, T* q) { a.multiply(p, q, threads); }, a.rows, b.data(), x.data(),
-                         options, exec);
+  return [&a, threads](const T* p, T* q) { a.multiply(p, q, threads); };
 }
+}  // namespace detail
 
 //! CG on a CSR matrix, which must be square and symmetric (checked: `relax::invalid_argument`
 //! naming `A`).
 template <class T>
 CgReport cg(const Csr<T>& a, const std::vector<T>& b, std::vector<T>& x, const CgOptions& options,
             Exec exec = {}) {
-  require_square_symmetric(a, "A");
-  relax::detail::require(static_cast<std::int64_t>(b.size()) == a.rows, "b", b.size(),
-                         "one value per row of A");
-  relax::detail::require(static_cast<std::int64_t>(x.size()) == a.rows, "x", x.size(),
-                         "one value per row of A");
-  const int threads = exec.resolved_threads();
-  return cg<T>([&](const T* p, T* q) { a.multiply(p, q, threads); }, a.rows, b.data(), x.data(),
-               options, exec);
+  return cg<T>(detail::csr_apply(a, b, x, exec), a.rows, b.data(), x.data(), options, exec);
+}
+
+//! Pipelined CG on a CSR matrix (square and symmetric, checked).
+template <class T>
+CgReport cg_pipelined(const Csr<T>& a, const std::vector<T>& b, std::vector<T>& x, const CgOptions& options,
+                      Exec exec = {}) {
+  return cg_pipelined<T>(detail::csr_apply(a, b, x, exec), a.rows, b.data(), x.data(), options, exec);
 }
 
 //! CG on the matrix-free Poisson operator.
