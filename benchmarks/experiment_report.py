@@ -356,6 +356,14 @@ def markdown(rows, costs=None):
 # ---------------------------------------------------------------------------------------------
 # Plots
 
+def finish(plt, fig, ax, path):
+    """Legend, layout, write the PNG, free the figure."""
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def plot_speedup_vs_n(plt, rows, folder):
     """Speedup over Sync against N, one line per strategy (Gaussian source, r = 10)."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -374,10 +382,7 @@ def plot_speedup_vs_n(plt, rows, folder):
     ax.set_xlabel("N")
     ax.set_ylabel("speedup over Sync (time to solution)")
     ax.set_title("r = 10, Gaussian source")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(folder / "speedup_vs_n.png", dpi=120)
-    plt.close(fig)
+    finish(plt, fig, ax, folder / "speedup_vs_n.png")
 
 
 def plot_c_vs_s(plt, rows, folder):
@@ -391,10 +396,7 @@ def plot_c_vs_s(plt, rows, folder):
     ax.plot(xs, [1 / x for x in xs], color="black", lw=1, label="S = 1")
     ax.set_xlabel("s (sweeps relative to Sync)")
     ax.set_ylabel("c (cost per sweep relative to Sync)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(folder / "c_vs_s.png", dpi=120)
-    plt.close(fig)
+    finish(plt, fig, ax, folder / "c_vs_s.png")
 
 
 def plot_speedup_heatmap(plt, rows, folder):
@@ -475,10 +477,7 @@ def plot_bandwidth_vs_n(plt, rows, folder, l2_bytes, copy_gbs):
     ax.set_xlabel("N")
     ax.set_ylabel(f"effective bandwidth (GB/s, {BYTES_PER_UPDATE} B per update)")
     ax.set_title("Gaussian source, r = 10" + (" (open markers: r = 1)" if fallback else ""))
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(folder / "bandwidth_vs_n.png", dpi=120)
-    plt.close(fig)
+    finish(plt, fig, ax, folder / "bandwidth_vs_n.png")
 
 
 def plot_auto_slowdown(plt, rows, folder):
@@ -504,10 +503,7 @@ def plot_auto_slowdown(plt, rows, folder):
     ax.set_xlim(-0.6, len(cfgs) - 0.4)
     ax.set_ylabel("slowdown vs best blocking static strategy (%)")
     ax.set_title("Adaptive controllers against the best static strategy (blocking checks)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(folder / "auto_slowdown.png", dpi=120)
-    plt.close(fig)
+    finish(plt, fig, ax, folder / "auto_slowdown.png")
 
 
 def plots(rows, folder, l2_bytes, copy_gbs):
