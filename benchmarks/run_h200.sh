@@ -6,6 +6,9 @@
 #   benchmarks/run_h200.sh [build] [test] [large] [sanitize] [bench] [cg] [experiment]
 #                                         (default: all but cg and experiment)
 #
+# Stages run in the order given. Each step runs within what is left of RUN_BUDGET seconds
+# (default 570, under the device tool's 600 s), so a long step cannot lose the logs.
+#
 # BENCH_FILTER (a Google Benchmark regex) limits the benchmarks run. The experiment stage runs the
 # lines of benchmarks/experiment_plan.txt (or EXPERIMENT_PLAN), one relax_experiment invocation
 # each, for at most EXPERIMENT_BUDGET seconds in all (default 300), resuming from
@@ -20,68 +23,76 @@ LOGS=$OUT/logs
 mkdir -p "$LOGS"
 stages=${*:-build test large sanitize bench}
 status=0
-has() { [[ " $stages " == *" $1 "* ]]; }
-step() { echo "== $*"; }
+# The device tool stops a command at 600 s and then returns only what is under $OUT: each step
+# gets what is left of RUN_BUDGET seconds, less 20 for packing the logs.
+RUN_BUDGET=${RUN_BUDGET:-570}
+step() { echo "== [${SECONDS} s] $*"; }
+timed() {
+  local left=$((RUN_BUDGET - SECONDS - 20))
+  if ((left <= 0)); then
+    echo "skipped, RUN_BUDGET spent: $*"
+    return 1
+  fi
+  timeout -k 5 "$left" "$@"
+}
 
-nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --format=csv \
-  > "$LOGS/nvidia-smi.txt" 2>&1
-if has build; then
+stage_build() {
   step configure and build
   cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DRELAX_CUDA_ARCHITECTURES=90 \
     > "$LOGS/configure.log" 2>&1 &&
   cmake --build $BUILD -j "$(nproc)" > "$LOGS/build.log" 2>&1 ||
     { tail -40 "$LOGS/configure.log" "$LOGS/build.log"; exit 1; }
-fi
-if has test; then
+}
+stage_test() {
   step tests
-  ctest --test-dir $BUILD --output-on-failure > "$LOGS/ctest.log" 2>&1 || status=1
+  timed ctest --test-dir $BUILD --output-on-failure > "$LOGS/ctest.log" 2>&1 || status=1
   tail -15 "$LOGS/ctest.log"
   step "demo: relax-diffusion --n 4096 --r 10"
-  $BUILD/examples/relax-diffusion --n 4096 --r 10 --json "$OUT/demo.json" || status=1
-fi
-if has large; then
+  timed $BUILD/examples/relax-diffusion --n 4096 --r 10 --json "$OUT/demo.json" || status=1
+}
+stage_large() {
   step "large grid (> 2^31 points)"
-  $BUILD/tests/relax_device_tests "[.large]" > "$LOGS/large.log" 2>&1 || status=1
+  timed $BUILD/tests/relax_device_tests "[.large]" > "$LOGS/large.log" 2>&1 || status=1
   tail -3 "$LOGS/large.log"
-fi
-if has sanitize; then
+}
+stage_sanitize() {
   # SANITIZE_TESTS names the test executables (default both), SANITIZE_TOOLS the tools.
   for exe in ${SANITIZE_TESTS:-relax_device_tests relax_device_cg_tests}; do
     for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
       step "compute-sanitizer $tool $exe"
-      compute-sanitizer --tool $tool --error-exitcode 9 $BUILD/tests/$exe "[sanitize]" \
+      timed compute-sanitizer --tool $tool --error-exitcode 9 $BUILD/tests/$exe "[sanitize]" \
         > "$LOGS/sanitize-$tool-$exe.log" 2>&1 || status=1
       tail -2 "$LOGS/sanitize-$tool-$exe.log"
     done
   done
-fi
-if has bench; then
+}
+stage_bench() {
   step benchmarks
-  $BUILD/benchmarks/relax_bench --benchmark_filter="${BENCH_FILTER:-.}" \
+  timed $BUILD/benchmarks/relax_bench --benchmark_filter="${BENCH_FILTER:-.}" \
     --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
     > "$LOGS/bench.log" 2>&1 || status=1
   python3 benchmarks/report.py "$OUT/bench.json" --summary "$OUT/summary.json" \
     --readme "$OUT/results-README.md" || status=1
-fi
-if has cg; then
+}
+stage_cg() {
   step "CG benchmarks"
-  $BUILD/benchmarks/relax_bench_cg --benchmark_filter="${CG_FILTER:-.}" \
+  timed $BUILD/benchmarks/relax_bench_cg --benchmark_filter="${CG_FILTER:-.}" \
     --benchmark_out="$OUT/bench_cg.json" --benchmark_out_format=json > "$LOGS/bench_cg.log" 2>&1 || status=1
   tail -5 "$LOGS/bench_cg.log"
   python3 benchmarks/cg_report.py "$OUT/bench_cg.json" --summary "$OUT/summary.json" \
     --markdown "$OUT/cg.md" || status=1
-fi
-if has experiment; then
+}
+stage_experiment() {
   step "experiment matrix"
   cp docs/results/h200/experiment.csv "$OUT/experiment.csv" 2>/dev/null || true
-  deadline=$((SECONDS + ${EXPERIMENT_BUDGET:-300}))
+  local deadline=$((SECONDS + ${EXPERIMENT_BUDGET:-300}))
   while read -r line; do
     [[ -z "$line" || "$line" == \#* ]] && continue
-    left=$((deadline - SECONDS))
+    local left=$((deadline - SECONDS))
     ((left > 0)) || break
     echo "relax_experiment $line" >> "$LOGS/experiment.log"
     # shellcheck disable=SC2086
-    $BUILD/benchmarks/relax_experiment --out "$OUT/experiment.csv" --budget-seconds $left $line \
+    timed $BUILD/benchmarks/relax_experiment --out "$OUT/experiment.csv" --budget-seconds $left $line \
       >> "$LOGS/experiment.log" 2>&1 || status=1
   done < "${EXPERIMENT_PLAN:-benchmarks/experiment_plan.txt}"
   tail -3 "$LOGS/experiment.log"
@@ -89,7 +100,17 @@ if has experiment; then
   python3 benchmarks/experiment_report.py "$OUT/experiment.csv" --summary "$OUT/summary.json" \
     --markdown "$OUT/experiment/experiment.md" --plots "$OUT/experiment" || status=1
   tar czf "$OUT/experiment.tgz" -C "$OUT" experiment && rm -rf "$OUT/experiment"
-fi
+}
+
+nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --format=csv \
+  > "$LOGS/nvidia-smi.txt" 2>&1
+for stage in $stages; do
+  case $stage in
+    build | test | large | sanitize | bench | cg | experiment) "stage_$stage" ;;
+    *) echo "run_h200.sh: unknown stage '$stage'"; exit 2 ;;
+  esac
+done
+step done
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$LOGS"
 echo "run_h200.sh: status $status"
 exit $status

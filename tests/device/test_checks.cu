@@ -88,3 +88,18 @@ TEST_CASE("Feedback on TemporalBlock<dynamic, ColumnStream> with overlapped chec
   CHECK(run.converged());
   for (const auto& s : run.steps) CHECK(s.rho < opt.tol);
 }
+
+TEST_CASE("the depth-dynamic strategies load their kernels before a controller times them",
+          "[checks][control]") {
+  // The solver preloads only where the sweeper says how (detail::has_preload): if this detection
+  // failed, Feedback would time a lazy module load as the first batch at each depth.
+  using relax::detail::has_preload;
+  using S = relax::Stencil5<float>;
+  STATIC_REQUIRE(has_preload<relax::Sweeper<relax::TemporalBlock<relax::dynamic, relax::ColumnStream>>, S, float>::value);
+  STATIC_REQUIRE(has_preload<relax::Sweeper<relax::TemporalBlock<relax::dynamic>>, S, float>::value);
+  STATIC_REQUIRE(has_preload<relax::Sweeper<relax::BlockAsync<relax::dynamic>>, S, float>::value);
+  STATIC_REQUIRE_FALSE(has_preload<relax::Sweeper<relax::Sync>, S, float>::value);
+  relax::Sweeper<relax::TemporalBlock<relax::dynamic, relax::ColumnStream>>::preload<S, float>();
+  relax::Sweeper<relax::BlockAsync<relax::dynamic>>::preload<S, float>();
+  CHECK(cudaGetLastError() == cudaSuccess);
+}

@@ -100,6 +100,8 @@ TEST_CASE("Ladder and Feedback reject bad settings", "[control][validation]") {
   relax::Feedback f;
   f.max_depth = 6;
   CHECK_THROWS_WITH(f.validate(), Catch::Contains("max_depth"));
+  f.max_depth = 2048;  // a power of two, but past what any strategy can run
+  CHECK_THROWS_WITH(f.validate(), Catch::Contains("max_depth"));
   f = {};
   f.drop = 1.5;
   CHECK_THROWS_WITH(f.validate(), Catch::Contains("drop"));
@@ -274,4 +276,72 @@ TEST_CASE("Feedback scores the GPU time of the batches where the solver measures
   };
   CHECK(run(true) == 2);   // 4 is 10% slower than 2: back to 2
   CHECK(run(false) == 8);  // host time alone cannot tell the depths apart and drifts to the top
+}
+
+TEST_CASE("Feedback keeps the speed of each depth of an exact strategy across the solves of a run",
+          "[control]") {
+  // Batches of 8 sweeps take 0.40, 0.30, 0.36 and 0.50 ms at D = 1..8: D = 2 is fastest.
+  const std::map<int, double> batch_at{{1, 0.40}, {2, 0.30}, {4, 0.36}, {8, 0.50}};
+  auto solve = [&](relax::Feedback& c, int checks) {
+    c.begin_solve();
+    std::vector<int> depths;
+    for (int k = 0; k < checks; ++k) {
+      const int d = c.depth();
+      c.observe({8 * (k + 1), 1.0, 1.0, true, d, batch_at.at(d)});
+      depths.push_back(c.depth());
+    }
+    return depths;
+  };
+  relax::Feedback c;
+  // The first solve (five checks, as at r = 1) probes 1, 2 and 4 once each and comes back to 2.
+  CHECK(solve(c, 5) == std::vector<int>{2, 4, 2, 2, 2});
+  CHECK(c.changes() == 3);
+  CHECK(c.speed(1) == Approx(8 / 0.40));
+  CHECK(c.speed(2) == Approx(8 / 0.30));
+  CHECK(c.speed(4) == Approx(8 / 0.36));
+  CHECK(c.speed(8) == 0.0);  // never worth probing: 4 already lost to 2
+  // Every later solve of the run starts at 2 and probes nothing.
+  for (int step = 0; step < 9; ++step) {
+    CHECK(solve(c, 5) == std::vector<int>(5, 2));
+    CHECK(c.changes() == 0);
+  }
+  // Without carry_over each solve starts over at D = 1 with nothing known.
+  c.carry_over = false;
+  CHECK(solve(c, 5) == std::vector<int>{2, 4, 2, 2, 2});
+  CHECK(c.changes() == 3);
+
+  // D = 2 slower than D = 1: the run falls back to synchronous sweeps and stays there.
+  const std::map<int, double> slow_at{{1, 0.30}, {2, 0.40}, {4, 0.20}, {8, 0.20}};
+  relax::Feedback fallback;
+  auto solve_slow = [&](int checks) {
+    fallback.begin_solve();
+    for (int k = 0; k < checks; ++k) {
+      const int d = fallback.depth();
+      fallback.observe({8 * (k + 1), 1.0, 1.0, true, d, slow_at.at(d)});
+    }
+  };
+  solve_slow(5);
+  CHECK(fallback.depth() == 1);
+  CHECK(fallback.synchronous());
+  solve_slow(5);
+  CHECK(fallback.changes() == 0);
+  CHECK(fallback.synchronous());
+}
+
+TEST_CASE("Feedback moves to a depth measured faster once the mean at the held depth falls",
+          "[control]") {
+  relax::Feedback c;
+  c.max_depth = 4;
+  c.begin_solve();
+  std::int64_t sweeps = 0;
+  auto check = [&](double ms) {
+    sweeps += 8;
+    c.observe({sweeps, 1.0, 1.0, true, c.depth(), ms});
+    return c.depth();
+  };
+  CHECK(check(0.40) == 2);  // 20 sweeps/ms at D = 1
+  CHECK(check(0.30) == 4);  // 26.7 at D = 2: holds, try 4
+  CHECK(check(0.29) == 4);  // 27.6 at D = 4: the top, hold
+  CHECK(check(0.31) == 4);  // mean 26.7 at D = 4: within 2 % of D = 2
+  CHECK(check(0.40) == 2);  // mean 24.0 at D = 4: D = 2 is 11 % faster
 }

@@ -23,20 +23,32 @@
 //! a later window more than `drop` (10%) below the first one at that depth halves D again. If
 //! already the first doubling (1 → 2) does not pay, the controller falls back to D = 1 for the
 //! rest of the solve: synchronous sweeps, which the source study's version could not do (it lost
-//! 0.69–0.84× in L2 for it). After every change of D,
-//! `settle_checks` checks are not used: the residual jumps when the staleness pattern changes, and
-//! that jump is not the new rate. An exact strategy has no such jump, so it settles at once and
-//! climbs after one check per depth. Checks of sweeps that ran at an older depth
-//! (`CheckSample::depth`; with overlapped checks, the batch in flight when D changed) are skipped.
+//! 0.69–0.84× in L2 for it). After every change of D, `settle_checks` checks are not used: the
+//! residual jumps when the staleness pattern changes, and that jump is not the new rate. Checks
+//! of sweeps that ran at an older depth (`CheckSample::depth`; with overlapped checks, the batch
+//! in flight when D changed) are skipped.
+//!
+//! An exact strategy's sweeps per millisecond at a depth are a property of the grid and the
+//! GPU, not of the solve, so for those the controller keeps what it measured at each depth
+//! (`speed(D)`, sweeps over milliseconds summed over every check at that depth) and decides on
+//! the whole record instead of on windows: there is no residual jump to settle, so it climbs
+//! after one check per depth, to a doubling it has not measured while the last doubling held, and
+//! otherwise runs at the fastest depth it knows (the fallback to D = 1 included), moving only when
+//! another depth is more than `climb_slack` faster; `drop` and `window` do not apply. With
+//! `carry_over` each depth is thus probed once per run, not once per solve: at r = 1 a solve is
+//! about five checks, and one batch at a depth 30% slower would cost it several percent every
+//! time step.
 //!
 //! The time steps of a run solve nearly the same system, so by default (`carry_over`) a solve
-//! starts at the depth the previous one ended at and probes one doubling from there, instead of
-//! climbing from D = 1 again: a step of the seed's r = 1 problem takes about five checks, too few
-//! to climb 1 → 8 with settling windows every time.
+//! starts at the depth the previous one ended at (and, for an exact strategy, with the speeds
+//! measured so far). For a residual-scored strategy it probes one doubling from there, instead of
+//! climbing from D = 1 again. Without `carry_over` every solve starts over at D = 1 with nothing
+//! known. A controller object belongs to one grid size: its record says nothing about another.
 
 #include <relax/control/fixed.hpp>
 #include <relax/core/error.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -54,8 +66,8 @@ struct Feedback {
 
   void validate() const {
     Fixed(check_interval).validate();
-    detail::require(max_depth >= 1 && (max_depth & (max_depth - 1)) == 0, "max_depth", max_depth,
-                    "a power of two >= 1");
+    detail::require(max_depth >= 1 && max_depth <= 1024 && (max_depth & (max_depth - 1)) == 0,
+                    "max_depth", max_depth, "a power of two from 1 to 1024");
     detail::require(std::isfinite(drop) && drop > 0 && drop < 1, "drop", drop, "a fraction in (0, 1)");
     detail::require(std::isfinite(climb_slack) && climb_slack >= 0 && climb_slack < 1, "climb_slack",
                     climb_slack, "a fraction in [0, 1)");
@@ -64,7 +76,10 @@ struct Feedback {
   }
 
   void begin_solve() {
-    if (!carry_over) depth_ = 1;
+    if (!carry_over) {
+      depth_ = 1;
+      speed_ = {};
+    }
     climbing_ = depth_ < max_depth;
     synchronous_ = false;
     settle_ = 0;
@@ -87,7 +102,11 @@ struct Feedback {
     // no rate for the residual, and only a slight underestimate of an exact strategy's speed.
     if (first && !s.exact) return;
     if (s.depth != 0 && s.depth != depth_) return;  // sweeps queued before the last change of D
-    if (!s.exact && settle_ > 0) {
+    if (s.exact) {
+      observe_exact(prev, s);
+      return;
+    }
+    if (settle_ > 0) {
       --settle_;
       return;
     }
@@ -96,9 +115,7 @@ struct Feedback {
       window_ = {};  // a check without a usable rate (ρ = 0, NaN, no time) restarts the window
       return;
     }
-    // The time per sweep of an exact strategy is steady from the first batch at a new depth, so
-    // a climb decides after one check; holding keeps the full window against timing noise.
-    if (window_.checks < (s.exact && climbing_ ? 1 : window)) return;
+    if (window_.checks < window) return;
     const double score = window_.score();
     window_ = {};
     if (climbing_) climb(score);
@@ -108,37 +125,72 @@ struct Feedback {
 
   //! Changes of D in this solve.
   int changes() const { return changes_; }
-  //! True once the controller has fallen back to synchronous sweeps for this solve.
-  bool synchronous() const { return synchronous_; }
+  //! True once the controller has fallen back to synchronous sweeps for this solve (for an exact
+  //! strategy: it runs at D = 1 because D = 2 was measured slower).
+  bool synchronous() const {
+    return synchronous_ || (depth_ == 1 && known(2) && speed(2) < speed(1));
+  }
+  //! The mean sweeps per millisecond measured at depth `d` so far (exact strategies; 0 if not
+  //! measured).
+  double speed(int d) const { return known(d) ? slot(d).sweeps / slot(d).ms : 0.0; }
 
  private:
   static double nan() { return std::numeric_limits<double>::quiet_NaN(); }
 
-  // What a window of checks at one depth measured.
+  // GPU time of the batch where measured: one host-timed check in L2 is mostly round trip and
+  // jitter, which hid 10-25% differences between depths (docs/performance-notes.md).
+  static double interval_ms(const CheckSample& s) { return s.batch_ms > 0 ? s.batch_ms : s.elapsed_ms; }
+
+  // What a window of checks at one depth measured (residual-scored strategies).
   struct Window {
     int checks = 0;
-    bool exact = false;
     double log_drop = 0.0;  // Σ −ln(ρ_k / ρ_(k−1))
-    double sweeps = 0.0;
     double ms = 0.0;
 
     bool add(const CheckSample& prev, const CheckSample& s) {
-      // GPU time of the batch where measured: one host-timed check in L2 is mostly round trip and
-      // jitter, which hid 10-25% differences between depths (docs/performance-notes.md).
-      const double interval = s.batch_ms > 0 ? s.batch_ms : s.elapsed_ms;
-      if (!(interval > 0)) return false;
-      exact = s.exact;
-      if (!exact) {
-        if (!(prev.rho > 0) || !(s.rho > 0)) return false;
-        log_drop += -std::log(s.rho / prev.rho);
-      }
-      sweeps += static_cast<double>(s.sweeps - prev.sweeps);
+      const double interval = interval_ms(s);
+      if (!(interval > 0) || !(prev.rho > 0) || !(s.rho > 0)) return false;
+      log_drop += -std::log(s.rho / prev.rho);
       ms += interval;
       ++checks;
       return true;
     }
-    double score() const { return (exact ? sweeps : log_drop) / ms; }
+    double score() const { return log_drop / ms; }
   };
+
+  // Sweeps and milliseconds measured at one depth (exact strategies), over the run.
+  struct Speed {
+    double sweeps = 0.0;
+    double ms = 0.0;
+  };
+  static int log2_of(int d) {
+    int k = 0;
+    while ((1 << k) < d) ++k;
+    return k;
+  }
+  const Speed& slot(int d) const { return speed_[static_cast<std::size_t>(log2_of(d))]; }
+  bool known(int d) const { return d >= 1 && d <= max_depth && slot(d).ms > 0; }
+
+  void observe_exact(const CheckSample& prev, const CheckSample& s) {
+    const double ms = interval_ms(s);
+    const auto sweeps = static_cast<double>(s.sweeps - prev.sweeps);
+    if (!(ms > 0) || !(sweeps > 0)) return;
+    Speed& here = speed_[static_cast<std::size_t>(log2_of(depth_))];
+    here.sweeps += sweeps;
+    here.ms += ms;
+    // Climb to a doubling not yet measured while the last doubling held (timing noise of
+    // climb_slack is not a loss).
+    const bool held =
+        depth_ == 1 || !known(depth_ / 2) || speed(depth_) >= (1 - climb_slack) * speed(depth_ / 2);
+    if (depth_ < max_depth && !known(depth_ * 2) && held) {
+      change(depth_ * 2);
+      return;
+    }
+    int fastest = depth_;
+    for (int d = 1; d <= max_depth; d *= 2)
+      if (known(d) && speed(d) > speed(fastest)) fastest = d;
+    if (fastest != depth_ && speed(fastest) > (1 + climb_slack) * speed(depth_)) change(fastest);
+  }
 
   void climb(double score) {
     if (std::isfinite(below_) && score < (1 - climb_slack) * below_) {
@@ -175,6 +227,7 @@ struct Feedback {
   double below_ = nan();  // the score at depth_ / 2, measured before the last doubling
   double hold_ = nan();   // the first score after arriving at the held depth
   Window window_;
+  std::array<Speed, 32> speed_{};  // by log2 D; kept across solves with carry_over
 };
 
 }  // namespace relax

@@ -24,8 +24,18 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace relax {
+
+namespace detail {
+// Whether Sweeper<Strategy> can load its kernels ahead of the first launch (`preload<S, T>()`).
+template <class Sweeper, class S, class T, class = void>
+struct has_preload : std::false_type {};
+template <class Sweeper, class S, class T>
+struct has_preload<Sweeper, S, T, std::void_t<decltype(Sweeper::template preload<S, T>())>>
+    : std::true_type {};
+}  // namespace detail
 
 template <class Stencil_, class Strategy_, class Controller_ = Fixed>
 class Solver {
@@ -61,6 +71,11 @@ class Solver {
     options_.validate();
     scratch_ = DeviceGrid<value_type>(n, stream_);
     stream_.synchronize();  // the zeroing must not land after a solve on another stream
+    // A controller that chooses D times the batches at each depth: a kernel's lazy load at its
+    // first launch must not count against that depth.
+    if constexpr (chooses_depth_v<Controller> &&
+                  detail::has_preload<Sweeper<Strategy>, Stencil, value_type>::value)
+      Sweeper<Strategy>::template preload<Stencil, value_type>();
   }
 
   const Stencil& stencil() const { return stencil_; }

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 namespace relax {
 
@@ -139,6 +140,14 @@ void launch_column_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out
   RELAX_CUDA_CHECK_LAUNCH();
 }
 
+// Loads the kernels of depths 1..8 (see Sweeper::preload).
+template <class S, class T, int... I>
+void preload_column_stream(std::integer_sequence<int, I...>) {
+  const void* kernels[] = {reinterpret_cast<const void*>(column_stream_kernel<I + 1, S, T>)...};
+  cudaFuncAttributes attributes{};
+  for (const void* k : kernels) RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, k));
+}
+
 //! One launch of depth d (1 ≤ d ≤ 8): a remainder launch may be shallower than the tag's D.
 template <class S, class T>
 void launch_column_stream(int d, const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
@@ -168,6 +177,13 @@ struct Sweeper<TemporalBlock<D, ColumnStream>> {
                   "relax: TemporalBlock<relax::dynamic, ColumnStream> needs the depth at run time; "
                   "call run_with_depth (a controller that sets D does)");
     run_with_depth(s, u, scratch, b, count, D, stream);
+  }
+
+  //! Loads the kernels of every depth now. CUDA loads a kernel at its first launch (lazy loading,
+  //! the default), and a controller that times batches to choose D must not time a module load.
+  template <class S, class T>
+  static void preload() {
+    detail::preload_column_stream<S, T>(std::make_integer_sequence<int, 8>{});
   }
 
   //! `count` exact sweeps in launches of depth `depth` (1 to 8) and a remainder.

@@ -123,6 +123,14 @@ struct TiledSweeper {
     run_with_depth(s, u, scratch, b, count, depth, stream);
   }
 
+  //! Loads the kernel now (one kernel serves every depth); see the ColumnStream sweeper.
+  template <class S, class T>
+  static void preload() {
+    cudaFuncAttributes attributes{};
+    RELAX_CUDA_CHECK(cudaFuncGetAttributes(
+        &attributes, tiled_sweeps_kernel<tile::x, tile::y, Strategy::exact, S, T>));
+  }
+
   //! `count` sweeps at depth `d` (for `relax::dynamic`, or to override the tag's D).
   template <class S, class T>
   static void run_with_depth(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch,
