@@ -152,7 +152,13 @@ void relax_cg(benchmark::State& state, Operator op, bool csr, bool to_tol) {
     last = cg.solve(db.data(), dx.data(), cg.stream());
     state.SetIterationTime(last.time_ms / 1e3);
   }
-  if (to_tol && !last.converged()) state.SkipWithError("relax CG did not converge");
+  if (to_tol && !last.converged()) {
+    // Say how it ended: a cap, a breakdown and a stagnating residual need different fixes.
+    const std::string why = std::string("relax CG did not converge: ") + relax::to_string(last.status) +
+                            " after " + std::to_string(last.iterations) + " iterations, |r|/|b| " +
+                            std::to_string(last.relative_residual());
+    state.SkipWithError(why.c_str());
+  }
   const double vector_bytes = static_cast<double>(n) * static_cast<double>(n) * sizeof(T);
   const double bytes = std::is_same_v<Variant, relax::Unfused>
                            ? bytes_per_iter<T>(n, csr)

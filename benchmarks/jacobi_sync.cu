@@ -185,9 +185,9 @@ const int registered = [] {
   register_sweep<relax::BlockAsync<2>>("tiled_sweep", "BlockAsync2", {4096, 16384});
   register_sweep<relax::BlockAsync<4>>("tiled_sweep", "BlockAsync4", {4096, 16384});
   register_sweep<relax::BlockAsync<8>>("tiled_sweep", "BlockAsync8", {4096, 16384});
-  register_sweep<relax::TemporalBlock<2>>("tiled_sweep", "TemporalBlock2", {4096, 16384});
-  register_sweep<relax::TemporalBlock<4>>("tiled_sweep", "TemporalBlock4", {4096, 16384});
-  register_sweep<relax::TemporalBlock<8>>("tiled_sweep", "TemporalBlock8", {4096, 16384});
+  register_sweep<relax::TemporalBlock<2, relax::Tile<32, 8>>>("tiled_sweep", "TemporalBlock2", {4096, 16384});
+  register_sweep<relax::TemporalBlock<4, relax::Tile<32, 8>>>("tiled_sweep", "TemporalBlock4", {4096, 16384});
+  register_sweep<relax::TemporalBlock<8, relax::Tile<32, 8>>>("tiled_sweep", "TemporalBlock8", {4096, 16384});
   register_sweep<relax::TemporalBlock<4, relax::Tile<64, 16>>>("tiled_sweep", "TemporalBlock4_64x16",
                                                                {4096, 16384});
   register_sweep<relax::TemporalBlock<8, relax::Tile<64, 16>>>("tiled_sweep", "TemporalBlock8_64x16",

@@ -16,6 +16,8 @@
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
 
+#include <algorithm>
+
 using relax::DeviceGrid;
 using relax::HostGrid;
 namespace ref = relax::reference;
@@ -162,8 +164,11 @@ TEST_CASE("tiled strategies reject depths the tile cannot hold", "[tiled][valida
   const relax::Stencil5<float> s(1.0);
   relax::Stream stream;
   DeviceGrid<float> u(40, stream), scratch(40, stream), b(40, stream);
-  using Temporal = relax::Sweeper<relax::TemporalBlock<relax::dynamic>>;
-  CHECK_THROWS_AS(Temporal::run_with_depth(s, u, scratch, b, 9, 9, stream), relax::invalid_argument);
+  using Tag = relax::TemporalBlock<relax::dynamic>;
+  using Temporal = relax::Sweeper<Tag>;
+  const int too_deep = std::min(Tag::tile::x, Tag::tile::y) + 1;  // a halo wider than the tile
+  CHECK_THROWS_AS(Temporal::run_with_depth(s, u, scratch, b, too_deep, too_deep, stream),
+                  relax::invalid_argument);
   CHECK_THROWS_AS(Temporal::run_with_depth(s, u, scratch, b, 4, 0, stream), relax::invalid_argument);
 }
 

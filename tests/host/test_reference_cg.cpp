@@ -116,6 +116,9 @@ TEST_CASE("reference CG rejects bad options and operands", "[cg][validation]") {
   o = {};
   o.rel_tol = 0;
   CHECK_THROWS_WITH(o.validate(), Catch::Contains("rel_tol"));
+  o = {};
+  o.replace_until = -1;
+  CHECK_THROWS_WITH(o.validate(), Catch::Contains("replace_until"));
 
   std::istringstream in("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 1\n2 1 2\n");
   const auto nonsym = relax::read_matrix_market<double>(in);
@@ -168,4 +171,41 @@ TEST_CASE("reference pipelined CG: Poisson like standard CG, and standard CG's t
   const double drift = relax::testing::true_residual(a, b, x_plain);
   INFO("without replacement: " << relax::to_string(plain.status) << ", true residual " << drift);
   CHECK((!plain.converged() || drift > got));
+}
+
+TEST_CASE("Pipelined CG stops replacing the residual near the tolerance, where replacing breaks it down",
+          "[cg][reference]") {
+  // b = 1 on a 256² Poisson grid to 1e-13: replaced every 100 iterations to the end, the
+  // recurrences break down near ‖r‖/‖b‖ = 2e-10 (the same failure as on a 4096² grid to 1e-8 on
+  // the H200); stopping replacement at replace_until × the threshold lets it converge.
+  const ref::Poisson5<double> a(256);
+  const std::vector<double> b(static_cast<std::size_t>(a.size()), 1.0);
+  auto true_residual = [&](const std::vector<double>& x) {
+    std::vector<double> ax(x.size());
+    a.apply(x.data(), ax.data());
+    double e = 0.0;
+    for (std::size_t k = 0; k < ax.size(); ++k) e += (b[k] - ax[k]) * (b[k] - ax[k]);
+    return std::sqrt(e / static_cast<double>(b.size()));  // ‖b‖ = sqrt(size)
+  };
+  relax::CgOptions opt;
+  opt.rel_tol = 1e-13;
+  opt.max_iterations = 5000;
+  auto pipelined = [&](const relax::CgOptions& o, std::vector<double>& x) {
+    return ref::cg_pipelined<double>([&](const double* p, double* q) { a.apply(p, q); }, a.size(), b.data(),
+                                     x.data(), o);
+  };
+  std::vector<double> x_cg(b.size(), 0.0), x_pipe(b.size(), 0.0), x_always(b.size(), 0.0);
+  const auto standard = ref::cg(a, b, x_cg, opt);
+  const auto stopped = pipelined(opt, x_pipe);
+  REQUIRE(standard.converged());
+  CHECK(stopped.converged());
+  // Four decades without replacement cost it some iterations (147 more than standard CG's 653).
+  CHECK(std::abs(stopped.iterations - standard.iterations) <= standard.iterations / 4);
+  CHECK(true_residual(x_pipe) <= 10.0 * std::max(true_residual(x_cg), 1e-12));
+  relax::CgOptions always = opt;
+  always.replace_until = 0.0;
+  const auto broken = pipelined(always, x_always);
+  INFO("replaced to the end: " << relax::to_string(broken.status) << " after " << broken.iterations
+                               << " iterations, ‖r‖/‖b‖ " << broken.relative_residual());
+  CHECK_FALSE(broken.converged());
 }

@@ -105,7 +105,7 @@ CgReport cg(Apply&& apply, std::int64_t n, const T* b, T* x, const CgOptions& op
 //! Pipelined CG (Ghysels and Vanroose) from the initial guess in `x`: one fused reduction,
 //! (r, r) and (w, r), per iteration, with w = A r, s = A p and z = A s kept by recurrences and
 //! replaced by b − A x, A r, A p, A s every `replace_interval` iterations (0: 100 for double, 10
-//! for float) — the host twin of `CG<Operator, Pipelined>`, with the same stopping rule.
+//! for float) until ‖r‖ falls below `replace_until` times the stopping threshold — the host twin of `CG<Operator, Pipelined>`, with the same stopping rule.
 template <class T, class Apply>
 CgReport cg_pipelined(Apply&& apply, std::int64_t n, const T* b, T* x, const CgOptions& options,
                       Exec exec = {}) {
@@ -133,13 +133,15 @@ CgReport cg_pipelined(Apply&& apply, std::int64_t n, const T* b, T* x, const CgO
     return report;
   };
   double gamma_prev = 0.0, alpha_prev = 0.0;
+  bool replacing = true;  // until ‖r‖ < replace_until × target (see CgOptions)
   for (;;) {
-    if (report.iterations > 0 && report.iterations % replace == 0) {
+    if (report.iterations > 0 && report.iterations % replace == 0 && replacing) {
       residual();
       apply(p.data(), s.data());
       apply(s.data(), z.data());
     }
     const double gamma = detail::dot(r.data(), r.data(), n, threads);
+    replacing = replacing && std::sqrt(gamma) > options.replace_until * target;
     const double delta = detail::dot(w.data(), r.data(), n, threads);
     if (!std::isfinite(gamma) || !std::isfinite(delta)) return finish(CgStatus::non_finite, gamma);
     if (std::sqrt(gamma) <= target) return finish(CgStatus::converged, gamma);

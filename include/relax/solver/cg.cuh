@@ -18,7 +18,9 @@
 //!   device without cooperative launch is a clear `relax::unavailable_error`;
 //! - `Pipelined` — Ghysels–Vanroose pipelined CG: one fused reduction ((r, r) and (w, r)) per
 //!   iteration, two kernels, with the residual replaced by b − A x (and w, s, z recomputed) every
-//!   `CgOptions::replace_interval` iterations so its attainable accuracy matches standard CG. In
+//!   `CgOptions::replace_interval` iterations so its attainable accuracy matches standard CG,
+//!   until the residual (as read at a check) is within `CgOptions::replace_until` of the
+//!   tolerance: replacing it closer to the attainable accuracy breaks the recurrences down. In
 //!   float32 its recurrences drift fast: it replaces every 10 iterations, and a tolerance near
 //!   float's attainable accuracy (about 3e-5 relative on a 257² Poisson problem, where standard
 //!   CG's recurrence residual passes below the true one) ends in `breakdown`; use double there.
@@ -271,6 +273,7 @@ class CG {
     } else {
       if constexpr (pipelined) op_.apply(r_.data(), w_.data(), stream);  // w = A r
       std::int64_t launched = 0;  // iterations queued; the device's count stops at convergence
+      bool replacing = true;      // Pipelined: until ‖r‖ < replace_until × target, seen at a check
       while (true) {
         if constexpr (std::is_same_v<Variant, Graph>) {
           detail::GraphExec& g = graphs_[launched % 2];
@@ -286,7 +289,8 @@ class CG {
         } else {
           do {
             if constexpr (pipelined) {
-              if (launched > 0 && launched % replace_interval() == 0) replace_residual(b, x, stream);
+              if (replacing && launched > 0 && launched % replace_interval() == 0)
+                replace_residual(b, x, stream);
               pipelined_iteration(x, stream);
             } else {
               fused_iteration(x, launched, stream);
@@ -296,6 +300,7 @@ class CG {
         }
         const auto s = read_state(stream);
         record(s);
+        replacing = replacing && std::sqrt(s.rr) > options_.replace_until * target;
         if (s.status != detail::cg_ok || !(s.rr > s.target2) || s.iterations >= s.max_iterations) {
           if constexpr (pipelined) return s;
           else return finish_x(x, s, stream);
