@@ -117,8 +117,10 @@ TEST_CASE("reference CG rejects bad options and operands", "[cg][validation]") {
   o.rel_tol = 0;
   CHECK_THROWS_WITH(o.validate(), Catch::Contains("rel_tol"));
   o = {};
-  o.replace_until = -1;
+  o.replace_until = std::numeric_limits<double>::infinity();
   CHECK_THROWS_WITH(o.validate(), Catch::Contains("replace_until"));
+  CHECK(relax::CgOptions{}.replace_until_for(sizeof(double)) == 1e4);
+  CHECK(relax::CgOptions{}.replace_until_for(sizeof(float)) == 0.0);
 
   std::istringstream in("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 1\n2 1 2\n");
   const auto nonsym = relax::read_matrix_market<double>(in);

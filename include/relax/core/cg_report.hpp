@@ -6,6 +6,7 @@
 #include <relax/core/error.hpp>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -25,12 +26,19 @@ struct CgOptions {
   //! float, where the recurrence drifts from the true residual about 10⁷ times faster.
   std::int64_t replace_interval = 0;
   //! Pipelined: replacement stops once ‖r‖ falls below `replace_until` times the stopping
-  //! threshold (0: it never stops). Replacing the recurrence residual by b − A x near the
-  //! attainable accuracy breaks the recurrences down: on b = 1 with replacement every 20 to 1000
-  //! iterations, float64 Pipelined broke down at ‖r‖/‖b‖ ≈ 2e-7 on a 4096² grid (H200) and
-  //! ≈ 2e-8 on 512² (reference backend), where standard CG goes on to 1e-8 and 1e-12.
-  double replace_until = 1e4;
+  //! threshold; 0: it never stops; negative (the default): 1e4 for double, 0 for float, whose
+  //! recurrences drift too fast to go without it. In double, replacing the recurrence residual by
+  //! b − A x near the attainable accuracy breaks the recurrences down: on b = 1, replaced every
+  //! 20 to 1000 iterations to the end, Pipelined broke down at ‖r‖/‖b‖ ≈ 2e-7 on a 4096² grid
+  //! (H200) and ≈ 2e-10 on 256² (reference backend), where standard CG goes on to 1e-8 and 1e-13.
+  double replace_until = -1.0;
   bool record_history = false;      //!< keep (iteration, ‖r‖₂ / ‖b‖₂) of every check
+
+  //! `replace_until` with the automatic choice resolved for scalars of `bytes` bytes.
+  double replace_until_for(std::size_t bytes) const {
+    if (replace_until >= 0.0) return replace_until;
+    return bytes >= 8 ? 1e4 : 0.0;
+  }
 
   //! \throws relax::invalid_argument naming the first bad field.
   void validate() const {
@@ -41,8 +49,8 @@ struct CgOptions {
     detail::require(max_iterations >= 1, "max_iterations", max_iterations, "at least 1");
     detail::require(check_interval >= 1, "check_interval", check_interval, "at least 1");
     detail::require(replace_interval >= 0, "replace_interval", replace_interval, "0 (automatic) or more");
-    detail::require(std::isfinite(replace_until) && replace_until >= 0.0, "replace_until", replace_until,
-                    "a finite factor >= 0");
+    detail::require(std::isfinite(replace_until), "replace_until", replace_until,
+                    "a finite factor (negative: automatic)");
   }
 };
 

@@ -105,7 +105,9 @@ CgReport cg(Apply&& apply, std::int64_t n, const T* b, T* x, const CgOptions& op
 //! Pipelined CG (Ghysels and Vanroose) from the initial guess in `x`: one fused reduction,
 //! (r, r) and (w, r), per iteration, with w = A r, s = A p and z = A s kept by recurrences and
 //! replaced by b − A x, A r, A p, A s every `replace_interval` iterations (0: 100 for double, 10
-//! for float) until ‖r‖ falls below `replace_until` times the stopping threshold — the host twin of `CG<Operator, Pipelined>`, with the same stopping rule.
+//! for float) until ‖r‖ falls below `CgOptions::replace_until` times the stopping threshold
+//! (checked every iteration; the GPU checks at its convergence checks) — the host twin of
+//! `CG<Operator, Pipelined>`, with the same stopping rule.
 template <class T, class Apply>
 CgReport cg_pipelined(Apply&& apply, std::int64_t n, const T* b, T* x, const CgOptions& options,
                       Exec exec = {}) {
@@ -141,7 +143,7 @@ CgReport cg_pipelined(Apply&& apply, std::int64_t n, const T* b, T* x, const CgO
       apply(s.data(), z.data());
     }
     const double gamma = detail::dot(r.data(), r.data(), n, threads);
-    replacing = replacing && std::sqrt(gamma) > options.replace_until * target;
+    replacing = replacing && std::sqrt(gamma) > options.replace_until_for(sizeof(T)) * target;
     const double delta = detail::dot(w.data(), r.data(), n, threads);
     if (!std::isfinite(gamma) || !std::isfinite(delta)) return finish(CgStatus::non_finite, gamma);
     if (std::sqrt(gamma) <= target) return finish(CgStatus::converged, gamma);

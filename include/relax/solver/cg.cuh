@@ -300,7 +300,7 @@ class CG {
         }
         const auto s = read_state(stream);
         record(s);
-        replacing = replacing && std::sqrt(s.rr) > options_.replace_until * target;
+        replacing = replacing && std::sqrt(s.rr) > options_.replace_until_for(sizeof(T)) * target;
         if (s.status != detail::cg_ok || !(s.rr > s.target2) || s.iterations >= s.max_iterations) {
           if constexpr (pipelined) return s;
           else return finish_x(x, s, stream);
