@@ -10,7 +10,8 @@
 //
 // Strategies: sync; temporalD (TemporalBlock<D, ColumnStream>, D = 2, 4, 8); blockasyncD
 // (BlockAsync<D>, D = 2, 4, 8); ladder-asc and ladder-desc (BlockAsync<dynamic>, as in the source
-// study); feedback (TemporalBlock<dynamic, ColumnStream>) and feedback-async (BlockAsync<dynamic>).
+// study); feedback (relax::Adaptive: Feedback chooses the family and D), feedback-exact
+// (TemporalBlock<dynamic, ColumnStream>) and feedback-async (BlockAsync<dynamic>).
 // auto is relax::Auto (the generated decision tree).
 // The suffix "+overlap" runs a strategy with overlapped convergence checks (relax::CheckMode).
 // Size `max` is the largest N whose four grids fit in 90% of free memory.
@@ -20,6 +21,7 @@
 #include <relax/control/ladder.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
+#include <relax/strategy/adaptive.cuh>
 #include <relax/strategy/auto.cuh>
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>
@@ -83,11 +85,12 @@ Run strategy_run(const std::string& full_name) {
       return solve<decltype(tag)>(p, f, checks);
     };
   };
-  if (name == "feedback") return feedback(Exact{});
+  if (name == "feedback") return feedback(Adaptive{});
+  if (name == "feedback-exact") return feedback(Exact{});
   if (name == "feedback-async") return feedback(Async{});
   throw invalid_argument("--strategies", full_name,
-                         "sync, auto, temporal2/4/8, blockasync2/4/8, ladder-asc, ladder-desc, feedback or "
-                         "feedback-async, optionally with the suffix +overlap");
+                         "sync, auto, temporal2/4/8, blockasync2/4/8, ladder-asc, ladder-desc, feedback, "
+                         "feedback-exact or feedback-async, optionally with the suffix +overlap");
 }
 
 std::vector<std::string> split(const std::string& text) {

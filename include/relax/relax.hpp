@@ -22,6 +22,7 @@
 #include <relax/stencil/poisson5.hpp>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/traits.hpp>
+#include <relax/strategy/adaptive.hpp>
 #include <relax/strategy/auto.hpp>
 #include <relax/strategy/sync.hpp>
 #include <relax/strategy/tiled.hpp>
@@ -41,6 +42,7 @@
 #include <relax/stencil/device_grid.hpp>
 #include <relax/stencil/poisson5.cuh>
 #include <relax/stencil/residual.cuh>
+#include <relax/strategy/adaptive.cuh>
 #include <relax/strategy/auto.cuh>
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>

@@ -3,8 +3,9 @@
 #include <relax/control/ladder.hpp>
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>
-#include <relax/strategy/sync.cuh>
+#include <relax/strategy/adaptive.cuh>
 #include <relax/strategy/auto.cuh>
+#include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
 
 #include "../support/anisotropic.hpp"
@@ -25,5 +26,7 @@ void sweep(const relax::testing::Anisotropic5& s, relax::DeviceGrid<float>& u) {
   relax::Sweeper<relax::Auto>::run(s, u, u, u, 1, nullptr);
 }
 using Bad = int;
+#elif CASE == 7
+using Bad = relax::Solver<relax::Stencil5<float>, relax::Adaptive, relax::Ladder>;  // Ladder picks no family
 #endif
 static_assert(sizeof(Bad) > 0);  // instantiates Bad

@@ -6,8 +6,10 @@
 #include "runs.hpp"
 
 #include <relax/control/feedback.hpp>
+#include <relax/reference/jacobi.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
+#include <relax/strategy/adaptive.cuh>
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
@@ -89,6 +91,37 @@ TEST_CASE("Feedback on TemporalBlock<dynamic, ColumnStream> with overlapped chec
   for (const auto& s : run.steps) CHECK(s.rho < opt.tol);
 }
 
+TEST_CASE("Feedback on Adaptive solves the run, blocking and overlapped, in either family",
+          "[checks][control][sanitize]") {
+  const std::int64_t n = GENERATE(70, 512);
+  const double r = GENERATE(1.0, 10.0);
+  const auto mode = GENERATE(relax::CheckMode::blocking, relax::CheckMode::overlapped);
+  INFO("N = " << n << ", r = " << r << (mode == relax::CheckMode::overlapped ? ", overlapped" : ", blocking"));
+  const auto p = relax::testing::diffusion_params(n, r, relax::Source::gaussian);
+  relax::SolveOptions opt;
+  opt.checks = mode;
+  relax::Solver<relax::Stencil5<float>, relax::Adaptive, relax::Feedback> solver(p.n, relax::Stencil5<float>(p.r), {}, opt);
+  relax::DiffusionState<float> state(p, solver.stream());
+  const auto run = relax::run_diffusion(solver, state);
+  REQUIRE(run.steps.size() == static_cast<std::size_t>(p.steps));
+  CHECK(run.converged());
+  for (const auto& s : run.steps) CHECK(s.rho < opt.tol);
+  // The first solve measured the exact family on the GPU's clock, one probe per depth.
+  const relax::Feedback& f = solver.controller();
+  for (int d = 1; d <= f.max_depth; d *= 2) CHECK(f.speed(d) > 0.0);
+  // The second opened a trial of BlockAsync<2> with a probe: its speed is measured, whether or
+  // not the trial went on.
+  CHECK(f.async_speed(2) > 0.0);
+  // The last iterate solves the last step's system, by the reference backend's residual (with
+  // overlapped checks the batch queued ahead of the last check ran on top of it, unchecked).
+  const HostGrid<float> u = relax::to_host(state.u(), solver.stream());
+  const HostGrid<float> b = relax::to_host(state.b(), solver.stream());
+  const relax::Stencil5<float> s(p.r);
+  const double rho = static_cast<double>(relax::reference::residual_norm(s, u, b)) /
+                     static_cast<double>(relax::reference::rhs_norm(s, u, b));
+  CHECK(rho < (mode == relax::CheckMode::blocking ? 1.001 : 10.0) * opt.tol);
+}
+
 TEST_CASE("the depth-dynamic strategies load their kernels before a controller times them",
           "[checks][control]") {
   // The solver preloads only where the sweeper says how (detail::has_preload): if this detection
@@ -98,6 +131,7 @@ TEST_CASE("the depth-dynamic strategies load their kernels before a controller t
   STATIC_REQUIRE(has_preload<relax::Sweeper<relax::TemporalBlock<relax::dynamic, relax::ColumnStream>>, S, float>::value);
   STATIC_REQUIRE(has_preload<relax::Sweeper<relax::TemporalBlock<relax::dynamic>>, S, float>::value);
   STATIC_REQUIRE(has_preload<relax::Sweeper<relax::BlockAsync<relax::dynamic>>, S, float>::value);
+  STATIC_REQUIRE(has_preload<relax::Sweeper<relax::Adaptive>, S, float>::value);
   STATIC_REQUIRE_FALSE(has_preload<relax::Sweeper<relax::Sync>, S, float>::value);
   relax::Sweeper<relax::TemporalBlock<relax::dynamic, relax::ColumnStream>>::preload<S, float>();
   relax::Sweeper<relax::BlockAsync<relax::dynamic>>::preload<S, float>();

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <map>
+#include <ostream>
 #include <vector>
 
 using relax::CheckSample;
@@ -344,4 +345,205 @@ TEST_CASE("Feedback moves to a depth measured faster once the mean at the held d
   CHECK(check(0.29) == 4);  // 27.6 at D = 4: the top, hold
   CHECK(check(0.31) == 4);  // mean 26.7 at D = 4: within 2 % of D = 2
   CHECK(check(0.40) == 2);  // mean 24.0 at D = 4: D = 2 is 11 % faster
+}
+
+namespace {
+
+// A GPU-like run of an exact strategy at the speeds `rate_at` (sweeps per millisecond), batch by
+// batch as the solver drives a controller: each batch is reported when queued (`launched`) and
+// observed when its check arrives, `lag` batches later (0: blocking checks; 1: overlapped). The
+// steady part of a batch (after its first launch of D sweeps) is timed at the depth's rate.
+// Returns the depth and size of every batch queued.
+std::vector<std::pair<int, std::int64_t>> exact_batches(relax::Feedback& c, const std::map<int, double>& rate_at,
+                                                        int batches, int lag) {
+  c.begin_solve(relax::SolveContext{true, false});
+  std::vector<std::pair<int, std::int64_t>> queued;
+  std::vector<relax::BatchInfo> in_flight;
+  std::int64_t sweeps = 0;
+  auto observe_oldest = [&] {
+    const relax::BatchInfo b = in_flight.front();
+    in_flight.erase(in_flight.begin());
+    sweeps += b.sweeps;
+    const std::int64_t steady = b.sweeps - std::min<std::int64_t>(b.sweeps, b.depth);
+    c.observe({sweeps, 1.0, 1.0, true, b.depth, 0.05 + b.sweeps / rate_at.at(b.depth), steady,
+               steady / rate_at.at(b.depth)});
+  };
+  for (int k = 0; k < batches; ++k) {
+    const relax::BatchInfo b{c.sweeps_before_check(), c.depth(), true};
+    queued.emplace_back(b.depth, b.sweeps);
+    in_flight.push_back(b);
+    c.launched(b);
+    if (static_cast<int>(in_flight.size()) > lag) observe_oldest();
+  }
+  return queued;
+}
+
+using Batches = std::vector<std::pair<int, std::int64_t>>;
+
+}  // namespace
+
+TEST_CASE("Feedback probes an unmeasured exact depth with two launches, timed after the first",
+          "[control]") {
+  relax::Feedback c;
+  c.begin_solve(relax::SolveContext{true, false});
+  CHECK(c.sweeps_before_check() == 2);  // D = 1: two launches of one sweep, not M = 8
+  // The whole batch took 0.5 ms, the wait for the first launch included; its second launch 0.1.
+  c.observe({2, 1.0, 1.0, true, 1, 0.5, 1, 0.1});
+  CHECK(c.speed(1) == Approx(10.0));
+  CHECK(c.depth() == 2);
+  CHECK(c.sweeps_before_check() == 4);
+  // A batch of one launch has no steady part: it changes nothing in the record.
+  c.observe({6, 1.0, 1.0, true, 2, 0.3, 0, 0.0});
+  CHECK(c.speed(2) == 0.0);
+  CHECK(c.sweeps_before_check() == 4);
+  c.observe({10, 1.0, 1.0, true, 2, 0.3, 2, 0.08});  // 25 sweeps/ms at D = 2: holds
+  CHECK(c.depth() == 4);
+  // Without the context (the reference backend, or a caller of begin_solve()) the first batch is
+  // M: the controller learns from the first check whether the strategy is exact.
+  relax::Feedback plain;
+  plain.begin_solve();
+  CHECK(plain.sweeps_before_check() == 8);
+}
+
+TEST_CASE("Feedback's exact climb with short probes costs a few batches, blocking or overlapped",
+          "[control]") {
+  // Out of L2: D = 8 is fastest (the H200 at N = 16384: about 3.2x D = 1).
+  const std::map<int, double> rate_at{{1, 10.0}, {2, 17.0}, {4, 29.0}, {8, 32.0}};
+  relax::Feedback blocking;
+  CHECK(exact_batches(blocking, rate_at, 6, 0) == Batches{{1, 2}, {2, 4}, {4, 8}, {8, 16}, {8, 8}, {8, 8}});
+  // Overlapped: each probe's result arrives after the next batch is queued. That batch probes the
+  // next doubling instead of repeating the depth under test, so the probes cost what they cost
+  // blocking, and one batch at D = 8 waits for the last result.
+  relax::Feedback overlapped;
+  CHECK(exact_batches(overlapped, rate_at, 7, 1) ==
+        Batches{{1, 2}, {2, 4}, {4, 8}, {8, 16}, {8, 16}, {8, 8}, {8, 8}});
+  CHECK(overlapped.speed(8) == Approx(32.0));
+  // In L2 (N = 512): D = 2 is fastest and 4 does not hold. Overlapped, the run has queued the
+  // probe at 8 before it learns that, and comes back to 2.
+  const std::map<int, double> in_l2{{1, 10.0}, {2, 12.0}, {4, 10.5}, {8, 8.5}};
+  relax::Feedback small;
+  CHECK(exact_batches(small, in_l2, 5, 0) == Batches{{1, 2}, {2, 4}, {4, 8}, {2, 8}, {2, 8}});
+  relax::Feedback small_overlapped;
+  CHECK(exact_batches(small_overlapped, in_l2, 6, 1) ==
+        Batches{{1, 2}, {2, 4}, {4, 8}, {8, 16}, {2, 8}, {2, 8}});
+  CHECK_FALSE(small_overlapped.synchronous());
+}
+
+namespace {
+
+// A run of `solves` solves on relax::Adaptive as the GPU solver drives Feedback (blocking checks,
+// or overlapped with lag = 1). A solve needs `exact_sweeps` exact sweeps, or s(D) times as many
+// asynchronous sweeps at depth D; its check reports convergence once the batches observed add up
+// to that. Speeds in sweeps per millisecond. Returns the batches of each solve as (asynchronous,
+// depth, sweeps).
+struct FamilyBatch {
+  bool async;
+  int depth;
+  std::int64_t sweeps;
+  bool operator==(const FamilyBatch& o) const { return async == o.async && depth == o.depth && sweeps == o.sweeps; }
+};
+using Solves = std::vector<std::vector<FamilyBatch>>;
+
+std::ostream& operator<<(std::ostream& os, const FamilyBatch& b) {
+  return os << (b.async ? "BlockAsync<" : "TemporalBlock<") << b.depth << "> x " << b.sweeps;
+}
+
+Solves family_run(relax::Feedback& c, const std::map<int, double>& exact_rate,
+                  const std::map<int, double>& async_rate, const std::map<int, double>& factor,
+                  int solves, double exact_sweeps, int lag = 0) {
+  Solves out;
+  for (int k = 0; k < solves; ++k) {
+    c.begin_solve(relax::SolveContext{false, true});
+    std::vector<FamilyBatch> batches;
+    std::vector<relax::BatchInfo> in_flight;
+    std::int64_t sweeps = 0;
+    double progress = 0.0;  // in exact sweeps
+    bool converged = false;
+    while (!converged) {
+      const relax::FamilyChoice f = c.choice();
+      const relax::BatchInfo b{c.sweeps_before_check(), f.depth, f.family == relax::Family::temporal};
+      REQUIRE(c.depth() == f.depth);
+      batches.push_back({!b.exact, b.depth, b.sweeps});
+      in_flight.push_back(b);
+      c.launched(b);
+      if (static_cast<int>(in_flight.size()) <= lag) continue;
+      const relax::BatchInfo o = in_flight.front();
+      in_flight.erase(in_flight.begin());
+      const double rate = (o.exact ? exact_rate : async_rate).at(o.depth);
+      sweeps += o.sweeps;
+      progress += static_cast<double>(o.sweeps) / (o.exact ? 1.0 : factor.at(o.depth));
+      converged = progress >= exact_sweeps;
+      const std::int64_t steady = o.sweeps - std::min<std::int64_t>(o.sweeps, o.depth);
+      c.observe({sweeps, converged ? 1e-6 : 1.0, 1.0, o.exact, o.depth, o.sweeps / rate, steady, steady / rate});
+      REQUIRE(sweeps < 100 * exact_sweeps);
+    }
+    out.push_back(batches);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Feedback on Adaptive tries the asynchronous family one solve at a time and keeps the best",
+          "[control]") {
+  // In L2 (the H200 at N = 512, r = 10): exact D = 2 is the best exact depth, and BlockAsync<4>
+  // beats it by converging at 1.33x the sweeps at 1.43x the speed. BlockAsync<8> is faster per
+  // sweep still but needs 1.82x the sweeps.
+  const std::map<int, double> exact{{1, 10.0}, {2, 11.5}, {4, 10.3}, {8, 8.0}};
+  const std::map<int, double> async{{2, 12.8}, {4, 16.5}, {8, 19.6}};
+  const std::map<int, double> factor{{2, 1.08}, {4, 1.33}, {8, 1.82}};
+  for (int lag : {0, 1}) {
+    INFO((lag ? "overlapped" : "blocking") << " checks");
+    relax::Feedback c;
+    const Solves run = family_run(c, exact, async, factor, 7, 280.0, lag);
+    // Solve 1 climbs the exact family (probes of 2, 4, 8, 16 sweeps) and holds at D = 2.
+    CHECK_FALSE(run[0].front().async);
+    CHECK(run[0].back() == FamilyBatch{false, 2, 8});
+    // Solves 2 and 3: whole trials of BlockAsync<2> and <4>, each opened by a probe of two launches.
+    CHECK(run[1].front() == FamilyBatch{true, 2, 4});
+    CHECK(run[1].back() == FamilyBatch{true, 2, 8});
+    CHECK(run[2].front() == FamilyBatch{true, 4, 8});
+    CHECK(run[2].back() == FamilyBatch{true, 4, 8});
+    CHECK(c.async_sweep_factor(2) == Approx(1.08).epsilon(0.03));
+    CHECK(c.async_sweep_factor(4) == Approx(1.33).epsilon(0.03));
+    // Solve 4: the trial of BlockAsync<8> passes its break-even sweep count (280 x 19.6 / 12.4)
+    // and ends at the best exact depth.
+    CHECK(run[3].front() == FamilyBatch{true, 8, 16});
+    CHECK(run[3].back() == FamilyBatch{false, 2, 8});
+    CHECK(c.async_sweep_factor(8) == 0.0);
+    // Every later solve runs BlockAsync<4>, and probes nothing.
+    for (std::size_t k = 4; k < run.size(); ++k)
+      for (const auto& b : run[k]) CHECK(b == FamilyBatch{true, 4, 8});
+    CHECK(c.asynchronous());
+    CHECK(c.async_speed(4) == Approx(16.5));
+  }
+}
+
+TEST_CASE("Feedback on Adaptive ends the asynchronous trials after one batch where they cannot win",
+          "[control]") {
+  // Out of L2: the exact family at D = 8 runs 3.2x the sweeps per millisecond of D = 1, and an
+  // asynchronous sweep is no faster than a synchronous one.
+  const std::map<int, double> exact{{1, 10.0}, {2, 17.0}, {4, 29.0}, {8, 32.0}};
+  const std::map<int, double> async{{2, 9.0}, {4, 11.0}, {8, 12.0}};
+  const std::map<int, double> factor{{2, 1.1}, {4, 1.4}, {8, 2.0}};
+  relax::Feedback c;
+  const Solves run = family_run(c, exact, async, factor, 4, 280.0);
+  // Solve 2 opens with one probe of BlockAsync<2> (4 sweeps): slower per sweep than exact D = 8,
+  // so it cannot win whatever its sweep count, and the rest of the solve runs at D = 8.
+  CHECK(run[1].front() == FamilyBatch{true, 2, 4});
+  for (std::size_t k = 1; k < run[1].size(); ++k) CHECK(run[1][k] == FamilyBatch{false, 8, 8});
+  for (std::size_t k = 2; k < run.size(); ++k)
+    for (const auto& b : run[k]) CHECK(b == FamilyBatch{false, 8, 8});
+  CHECK(c.async_speed(4) == 0.0);  // never run
+  CHECK_FALSE(c.asynchronous());
+
+  // Without carry_over nothing is known across solves: every solve climbs the exact family again
+  // and there are no trials.
+  relax::Feedback fresh;
+  fresh.carry_over = false;
+  const Solves again = family_run(fresh, exact, async, factor, 3, 280.0);
+  for (const auto& solve : again) {
+    CHECK(solve.front() == FamilyBatch{false, 1, 2});
+    for (const auto& b : solve) CHECK_FALSE(b.async);
+  }
 }

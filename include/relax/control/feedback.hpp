@@ -1,7 +1,7 @@
 #pragma once
 //! \file
 //! `Feedback`: the source study's G-fb hill-climbing controller, with a fallback to synchronous
-//! sweeps.
+//! sweeps, and, on `relax::Adaptive`, the choice between the exact and the asynchronous family.
 //!
 //! The score of a depth D is the convergence rate per millisecond measured while running at D,
 //!
@@ -28,26 +28,48 @@
 //! of sweeps that ran at an older depth (`CheckSample::depth`; with overlapped checks, the batch
 //! in flight when D changed) are skipped.
 //!
-//! An exact strategy's sweeps per millisecond at a depth are a property of the grid and the
-//! GPU, not of the solve, so for those the controller keeps what it measured at each depth
-//! (`speed(D)`, sweeps over milliseconds summed over every check at that depth) and decides on
-//! the whole record instead of on windows: there is no residual jump to settle, so it climbs
-//! after one check per depth, to a doubling it has not measured while the last doubling held, and
-//! otherwise runs at the fastest depth it knows (the fallback to D = 1 included), moving only when
-//! another depth is more than `climb_slack` faster; `drop` and `window` do not apply. With
-//! `carry_over` each depth is thus probed once per run, not once per solve: at r = 1 a solve is
-//! about five checks, and one batch at a depth 30% slower would cost it several percent every
-//! time step.
+//! **Exact strategies.** An exact strategy's sweeps per millisecond at a depth are a property of
+//! the grid and the GPU, not of the solve, so for those the controller keeps what it measured at
+//! each depth (`speed(D)`, summed over every batch that ran at D, whenever it ran) and decides on
+//! that record instead of on windows: there is no residual jump to settle, so it climbs after one
+//! batch per depth, to a doubling it has not measured while the last doubling held, and otherwise
+//! runs at the fastest depth it knows (the fallback to D = 1 included), moving only when another
+//! depth is more than `climb_slack` faster; `drop` and `window` do not apply. A depth not yet
+//! measured is probed with a short batch of two launches (2·D sweeps, not M), timed from the end
+//! of the first launch (`CheckSample::steady_ms`): after a blocking check the GPU waits for the
+//! host to queue the first launch, which would count against a short batch. A probe at D = 1 out
+//! of L2 costs 2.4–3.2× what a sweep at the best depth costs, so short probes are what keeps the
+//! first step of a run cheap. Where the solver reports each batch it queues (`launched`), the
+//! climb runs one probe ahead of the evidence: with overlapped checks the next batch is queued
+//! before the probe's result arrives, and it probes the next doubling instead of repeating the
+//! depth under test; if the result says the doubling did not hold, the controller goes back.
+//!
+//! **Families (`relax::Adaptive`).** In L2 the best static strategy can be asynchronous (on the
+//! H200, BlockAsync<4> beats every exact depth by 5–12% at N = 512, r ≥ 10), and no choice of D
+//! within the exact family reaches it. On `Adaptive` the controller also chooses the family. The
+//! time steps of a run need nearly the same number of sweeps (280–288 a step at N = 4096, r =
+//! 10), so whole solves compare: an asynchronous depth D is worth its speed v(D) (sweeps per
+//! millisecond, measured like an exact depth's) over its sweep factor s(D) (its sweeps to converge
+//! over the exact family's, measured by running one whole solve at D: a trial). The first solve
+//! climbs the exact family; then, one solve each, trials of BlockAsync at D = 2, 4, ... while the
+//! last trial held (its v/s within `climb_slack` of the best so far), and every later solve runs
+//! the best of what was measured. A trial is cut short, the rest of its solve run at the fastest
+//! exact depth, as soon as it cannot win: once v(D) is known and not above the best exact speed
+//! (asynchronous sweeps converge no faster than exact ones, s ≥ 1: out of L2 this ends the climb
+//! after one probe batch), or once its sweeps pass the break-even point, the exact sweeps per
+//! solve times v(D) over the best speed.
 //!
 //! The time steps of a run solve nearly the same system, so by default (`carry_over`) a solve
 //! starts at the depth the previous one ended at (and, for an exact strategy, with the speeds
 //! measured so far). For a residual-scored strategy it probes one doubling from there, instead of
 //! climbing from D = 1 again. Without `carry_over` every solve starts over at D = 1 with nothing
-//! known. A controller object belongs to one grid size: its record says nothing about another.
+//! known (and on `Adaptive` runs no trials). A controller object belongs to one grid size: its
+//! record says nothing about another.
 
 #include <relax/control/fixed.hpp>
 #include <relax/core/error.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -75,10 +97,25 @@ struct Feedback {
     detail::require(window >= 1, "window", window, "at least 1 check per decision");
   }
 
+  //! Starts a solve where the solver says what it runs (see the file comment).
+  void begin_solve(const SolveContext& context) {
+    if (context.chooses_family && carry_over && have_prev_) conclude_solve();
+    exact_known_ = true;
+    exact_strategy_ = context.exact;
+    family_ = context.chooses_family;
+    begin_solve();
+    if (family_) plan_solve();
+  }
+
+  //! Starts a solve; whether the strategy is exact is learnt from the first check.
   void begin_solve() {
     if (!carry_over) {
       depth_ = 1;
       speed_ = {};
+      async_ = {};
+      async_now_ = false;
+      exact_sweeps_ = 0;
+      next_trial_ = 2;
     }
     climbing_ = depth_ < max_depth;
     synchronous_ = false;
@@ -89,23 +126,43 @@ struct Feedback {
     below_ = nan();
     hold_ = nan();
     window_ = {};
+    trial_ = 0;
+    only_exact_ = true;
+    in_flight_ = {};  // a batch queued ahead of a solve's last check is never observed
   }
-  std::int64_t sweeps_before_check() const { return check_interval; }
+
+  //! M, or a probe of two launches (2·D sweeps) at a depth whose speed is not yet measured.
+  std::int64_t sweeps_before_check() const {
+    const bool exact_batch = family_ || (exact_known_ && exact_strategy_);
+    const bool probe = async_now_ ? !async_[index(depth_)].speed.known() : exact_batch && !known(depth_);
+    return probe ? 2 * static_cast<std::int64_t>(depth_) : check_interval;
+  }
   int depth() const { return depth_; }
+  //! The family and D of the next batch (`relax::Adaptive`).
+  FamilyChoice choice() const { return {async_now_ ? Family::blockasync : Family::temporal, depth_}; }
 
   void observe(const CheckSample& s) {
     const CheckSample prev = prev_;
     const bool first = !have_prev_;
     prev_ = s;
     have_prev_ = true;
-    // The interval before a solve's first check includes its setup (‖b‖∞, the workspace copy):
-    // no rate for the residual, and only a slight underestimate of an exact strategy's speed.
-    if (first && !s.exact) return;
-    if (s.depth != 0 && s.depth != depth_) return;  // sweeps queued before the last change of D
-    if (s.exact) {
-      observe_exact(prev, s);
+    if (!exact_known_) {
+      exact_known_ = true;
+      exact_strategy_ = s.exact;
+    }
+    if (family_) {
+      observe_family(prev, s);
       return;
     }
+    if (s.exact) {
+      record(prev, s);
+      decide_exact();
+      return;
+    }
+    // The interval before a solve's first check includes its setup (‖b‖∞, the workspace copy):
+    // no rate for the residual.
+    if (first) return;
+    if (s.depth != 0 && s.depth != depth_) return;  // sweeps queued before the last change of D
     if (settle_ > 0) {
       --settle_;
       return;
@@ -123,16 +180,34 @@ struct Feedback {
     else if (score < (1 - drop) * hold_ && depth_ > 1) change(depth_ / 2);
   }
 
-  //! Changes of D in this solve.
+  //! The solver queued a batch: while climbing an exact family, the next batch probes the next
+  //! doubling rather than repeat a depth whose probe has not reported yet.
+  void launched(const BatchInfo& b) {
+    if (!b.exact || async_now_ || !in_range(b.depth)) return;
+    ++in_flight_[static_cast<std::size_t>(index(b.depth))];
+    decide_exact();
+  }
+
+  //! Changes of D (or of the family) in this solve.
   int changes() const { return changes_; }
   //! True once the controller has fallen back to synchronous sweeps for this solve (for an exact
   //! strategy: it runs at D = 1 because D = 2 was measured slower).
   bool synchronous() const {
-    return synchronous_ || (depth_ == 1 && known(2) && speed(2) < speed(1));
+    return synchronous_ || (!async_now_ && depth_ == 1 && known(2) && speed(2) < speed(1));
   }
-  //! The mean sweeps per millisecond measured at depth `d` so far (exact strategies; 0 if not
+  //! The mean sweeps per millisecond measured at depth `d` so far (exact batches; 0 if not
   //! measured).
-  double speed(int d) const { return known(d) ? slot(d).sweeps / slot(d).ms : 0.0; }
+  double speed(int d) const { return known(d) ? slot(d).rate() : 0.0; }
+  //! The mean sweeps per millisecond of asynchronous batches at depth `d` (`Adaptive`; 0 if not
+  //! measured).
+  double async_speed(int d) const {
+    return in_range(d) ? async_[index(d)].speed.rate() : 0.0;
+  }
+  //! The sweep factor s measured for asynchronous depth `d` by a whole trial solve: its sweeps
+  //! over the exact family's (`Adaptive`; 0 if no trial finished).
+  double async_sweep_factor(int d) const { return in_range(d) ? async_[index(d)].factor : 0.0; }
+  //! True when the next batch is asynchronous (`Adaptive`).
+  bool asynchronous() const { return async_now_; }
 
  private:
   static double nan() { return std::numeric_limits<double>::quiet_NaN(); }
@@ -158,39 +233,164 @@ struct Feedback {
     double score() const { return log_drop / ms; }
   };
 
-  // Sweeps and milliseconds measured at one depth (exact strategies), over the run.
+  // Sweeps and milliseconds measured at one depth, over the run.
   struct Speed {
     double sweeps = 0.0;
     double ms = 0.0;
+    bool known() const { return ms > 0; }
+    double rate() const { return known() ? sweeps / ms : 0.0; }
   };
-  static int log2_of(int d) {
+  // What the trials measured of one asynchronous depth (Adaptive).
+  struct Async {
+    Speed speed;
+    double factor = 0.0;  // s; 0 until a trial finished
+    bool lost = false;    // a trial was cut short: it cannot win
+    double worth() const { return factor > 0 && speed.known() ? speed.rate() / factor : 0.0; }
+  };
+
+  static int index(int d) {
     int k = 0;
     while ((1 << k) < d) ++k;
     return k;
   }
-  const Speed& slot(int d) const { return speed_[static_cast<std::size_t>(log2_of(d))]; }
-  bool known(int d) const { return d >= 1 && d <= max_depth && slot(d).ms > 0; }
+  bool in_range(int d) const { return d >= 1 && d <= max_depth; }
+  const Speed& slot(int d) const { return speed_[static_cast<std::size_t>(index(d))]; }
+  bool known(int d) const { return in_range(d) && slot(d).known(); }
 
-  void observe_exact(const CheckSample& prev, const CheckSample& s) {
-    const double ms = interval_ms(s);
-    const auto sweeps = static_cast<double>(s.sweeps - prev.sweeps);
-    if (!(ms > 0) || !(sweeps > 0)) return;
-    Speed& here = speed_[static_cast<std::size_t>(log2_of(depth_))];
-    here.sweeps += sweeps;
-    here.ms += ms;
-    // Climb to a doubling not yet measured while the last doubling held (timing noise of
-    // climb_slack is not a loss).
-    const bool held =
-        depth_ == 1 || !known(depth_ / 2) || speed(depth_) >= (1 - climb_slack) * speed(depth_ / 2);
-    if (depth_ < max_depth && !known(depth_ * 2) && held) {
-      change(depth_ * 2);
-      return;
+  // Adds a batch to the record of the depth (and family) it ran at. The steady part where the
+  // solver measured it; a batch of one launch has none and says nothing about speed.
+  void record(const CheckSample& prev, const CheckSample& s) {
+    double sweeps = 0.0, ms = 0.0;
+    if (s.steady_sweeps > 0) {
+      sweeps = static_cast<double>(s.steady_sweeps);
+      ms = s.steady_ms;
+    } else if (s.steady_sweeps < 0) {
+      sweeps = static_cast<double>(s.sweeps - prev.sweeps);
+      ms = interval_ms(s);
     }
-    int fastest = depth_;
+    const int d = s.depth != 0 ? s.depth : depth_;
+    if (!in_range(d)) return;
+    int& queued = in_flight_[static_cast<std::size_t>(index(d))];
+    if (s.exact && queued > 0) --queued;
+    if (!(ms > 0) || !(sweeps > 0)) return;
+    Speed& into = s.exact ? speed_[static_cast<std::size_t>(index(d))] : async_[index(d)].speed;
+    into.sweeps += sweeps;
+    into.ms += ms;
+  }
+
+  // The exact depth to probe next: the first depth of the chain 1, 2, 4, ... not measured and
+  // not in flight, provided every measured depth below it held (was no more than climb_slack
+  // slower than the one below it; a depth in flight is taken to hold). 0 when the climb is over
+  // (a doubling did not hold, or every depth is measured); -1 while it waits for probes in flight.
+  int exact_target() const {
+    bool waiting = false;
+    for (int d = 1; d <= max_depth; d *= 2) {
+      if (known(d)) {
+        if (d > 1 && known(d / 2) && speed(d) < (1 - climb_slack) * speed(d / 2)) break;
+      } else if (in_flight_[static_cast<std::size_t>(index(d))] > 0) {
+        waiting = true;
+      } else {
+        return d;
+      }
+    }
+    return waiting ? -1 : 0;
+  }
+  int fastest_exact() const {
+    int fastest = 1;
     for (int d = 1; d <= max_depth; d *= 2)
       if (known(d) && speed(d) > speed(fastest)) fastest = d;
-    if (fastest != depth_ && speed(fastest) > (1 + climb_slack) * speed(depth_)) change(fastest);
+    return fastest;
   }
+
+  void decide_exact() {
+    const int target = exact_target();
+    if (target < 0) return;  // wait for the probes in flight
+    if (target > 0) {
+      if (target != depth_) change(target);
+      return;
+    }
+    const int fastest = fastest_exact();
+    if (fastest != depth_ && (!known(depth_) || speed(fastest) > (1 + climb_slack) * speed(depth_)))
+      change(fastest);
+  }
+
+  // --- Families (Adaptive) ---
+
+  // The best measured worth: exact speed, or an asynchronous depth's v/s.
+  double best_worth() const {
+    double best = speed(fastest_exact());
+    for (int d = 2; d <= max_depth; d *= 2) best = std::max(best, async_[index(d)].worth());
+    return best;
+  }
+
+  void observe_family(const CheckSample& prev, const CheckSample& s) {
+    record(prev, s);
+    if (!s.exact) only_exact_ = false;
+    if (!async_now_) {
+      decide_exact();
+      return;
+    }
+    if (trial_ == 0) return;  // settled on an asynchronous depth
+    const Async& a = async_[index(trial_)];
+    if (!a.speed.known()) return;
+    const bool slower = a.speed.rate() <= (1 + climb_slack) * trial_best_;
+    const bool past_even = static_cast<double>(s.sweeps) >
+                           static_cast<double>(exact_sweeps_) * a.speed.rate() / trial_best_;
+    if (slower || past_even) end_trial_early();
+  }
+
+  void end_trial_early() {
+    async_[index(trial_)].lost = true;
+    trial_ = 0;
+    next_trial_ = 0;  // the climb is over
+    async_now_ = false;
+    change(fastest_exact());
+  }
+
+  // What the solve that just ended says: the exact family's sweeps per solve, or a trial's s.
+  void conclude_solve() {
+    if (!std::isfinite(prev_.rho)) {  // a solve that broke down compares with nothing
+      if (trial_ != 0) {
+        async_[index(trial_)].lost = true;
+        next_trial_ = 0;
+      }
+      return;
+    }
+    if (only_exact_) exact_sweeps_ = prev_.sweeps;
+    if (trial_ == 0 || exact_sweeps_ <= 0) return;
+    Async& a = async_[index(trial_)];
+    a.factor = static_cast<double>(prev_.sweeps) / static_cast<double>(exact_sweeps_);
+    const bool held = a.worth() >= (1 - climb_slack) * trial_best_;
+    next_trial_ = held && 2 * trial_ <= max_depth ? 2 * trial_ : 0;
+  }
+
+  // Chooses this solve's family and D: the exact climb first, then one trial per solve, then the
+  // best measured.
+  void plan_solve() {
+    if (exact_target() != 0 || exact_sweeps_ <= 0) {
+      async_now_ = false;  // the exact climb, or no exact solve to compare with yet
+      return;
+    }
+    if (next_trial_ != 0 && next_trial_ <= max_depth && !async_[index(next_trial_)].lost) {
+      trial_ = next_trial_;
+      trial_best_ = best_worth();
+      async_now_ = true;
+      depth_ = trial_;
+      return;
+    }
+    int best = 0;
+    double worth = speed(fastest_exact());
+    for (int d = 2; d <= max_depth; d *= 2) {
+      if (async_[index(d)].worth() > worth) {
+        worth = async_[index(d)].worth();
+        best = d;
+      }
+    }
+    async_now_ = best != 0;
+    depth_ = best != 0 ? best : fastest_exact();
+  }
+
+  // --- Residual-scored strategies ---
 
   void climb(double score) {
     if (std::isfinite(below_) && score < (1 - climb_slack) * below_) {
@@ -227,7 +427,19 @@ struct Feedback {
   double below_ = nan();  // the score at depth_ / 2, measured before the last doubling
   double hold_ = nan();   // the first score after arriving at the held depth
   Window window_;
-  std::array<Speed, 32> speed_{};  // by log2 D; kept across solves with carry_over
+  bool exact_known_ = false;     // whether the strategy is exact is known (context or a check)
+  bool exact_strategy_ = false;  // every batch is exact
+  std::array<Speed, 32> speed_{};  // exact batches, by log2 D; kept across solves with carry_over
+  std::array<int, 32> in_flight_{};  // exact batches queued and not yet observed, by log2 D
+  // Adaptive:
+  bool family_ = false;
+  bool async_now_ = false;           // the next batch is asynchronous
+  std::array<Async, 32> async_{};    // by log2 D
+  std::int64_t exact_sweeps_ = 0;    // sweeps of the last solve that ran exact batches only
+  int next_trial_ = 2;               // the asynchronous depth of the next trial; 0: no more
+  int trial_ = 0;                    // the asynchronous depth on trial in this solve; 0: none
+  double trial_best_ = 0.0;          // the best worth when the trial began
+  bool only_exact_ = true;           // this solve has run exact batches only
 };
 
 }  // namespace relax

@@ -10,7 +10,11 @@
 //! - `void begin_solve()` — resets per-solve state (each time step is a new solve);
 //! - `std::int64_t sweeps_before_check() const` — M for the next batch;
 //! - `void observe(const CheckSample&)` — what the last check measured.
-//! A controller that chooses D also has `int depth() const` (`chooses_depth_v`).
+//! A controller that chooses D also has `int depth() const` (`chooses_depth_v`), and one that also
+//! chooses the strategy family for `relax::Adaptive` has `FamilyChoice choice() const`
+//! (`chooses_family_v`). Optional, where a controller wants them: `begin_solve(const
+//! SolveContext&)`, called instead of `begin_solve()`, and `launched(const BatchInfo&)`, called
+//! after each batch is queued (`relax::detail::begin_solve`, `relax::detail::notify_launch`).
 
 #include <relax/core/error.hpp>
 
@@ -35,6 +39,36 @@ struct CheckSample {
   //! check's round trip; 0 where not measured (the reference backend, controllers that do not
   //! choose D).
   double batch_ms = 0.0;
+  //! The sweeps of the batch after its first launch, and their GPU time (`steady_ms`). After a
+  //! blocking check the GPU idles until the host has queued the first launch, and that wait
+  //! would count against a short batch; the later launches queue behind the first, as in a long
+  //! run. 0 for a batch of one launch; -1 where not measured (then `batch_ms` or `elapsed_ms` is
+  //! all there is).
+  std::int64_t steady_sweeps = -1;
+  double steady_ms = 0.0;
+};
+
+//! The two families `relax::Adaptive` runs: exact temporal blocking
+//! (`TemporalBlock<D, ColumnStream>`) and block-asynchronous Jacobi (`BlockAsync<D>`).
+enum class Family { temporal, blockasync };
+
+//! A family and its depth D, as a controller chooses them for `relax::Adaptive`.
+struct FamilyChoice {
+  Family family = Family::temporal;
+  int depth = 1;
+};
+
+//! What the solver tells a controller at the start of each solve.
+struct SolveContext {
+  bool exact = false;           //!< every batch is exact (`CheckSample::exact`): D changes only the speed
+  bool chooses_family = false;  //!< the strategy runs the family the controller picks (`relax::Adaptive`)
+};
+
+//! A batch of sweeps just queued: its size, depth and whether it is exact.
+struct BatchInfo {
+  std::int64_t sweeps = 0;
+  int depth = 0;
+  bool exact = false;
 };
 
 //! Checks every `check_interval` (M) sweeps, for the whole solve. The sweep count of a converged
@@ -68,6 +102,37 @@ template <class C, class = void>
 struct chooses_depth : std::false_type {};
 template <class C>
 struct chooses_depth<C, std::void_t<decltype(std::declval<const C&>().depth())>> : std::true_type {};
+
+template <class C, class = void>
+struct chooses_family : std::false_type {};
+template <class C>
+struct chooses_family<C, std::void_t<decltype(std::declval<const C&>().choice())>>
+    : std::is_same<decltype(std::declval<const C&>().choice()), FamilyChoice> {};
+
+template <class C, class = void>
+struct takes_context : std::false_type {};
+template <class C>
+struct takes_context<C, std::void_t<decltype(std::declval<C&>().begin_solve(std::declval<const SolveContext&>()))>>
+    : std::true_type {};
+
+template <class C, class = void>
+struct notices_launches : std::false_type {};
+template <class C>
+struct notices_launches<C, std::void_t<decltype(std::declval<C&>().launched(std::declval<const BatchInfo&>()))>>
+    : std::true_type {};
+
+//! Starts a solve: with the context where the controller takes it.
+template <class C>
+void begin_solve(C& controller, const SolveContext& context) {
+  if constexpr (takes_context<C>::value) controller.begin_solve(context);
+  else controller.begin_solve();
+}
+
+//! Tells a controller that wants to know about a batch just queued.
+template <class C>
+void notify_launch(C& controller, const BatchInfo& batch) {
+  if constexpr (notices_launches<C>::value) controller.launched(batch);
+}
 }  // namespace detail
 
 //! True when `C` is a convergence controller.
@@ -77,5 +142,9 @@ inline constexpr bool is_controller_v = detail::is_controller<C>::value;
 //! True when the controller `C` chooses the depth D of the next launches.
 template <class C>
 inline constexpr bool chooses_depth_v = detail::chooses_depth<C>::value;
+
+//! True when the controller `C` also chooses the strategy family (`relax::Adaptive`).
+template <class C>
+inline constexpr bool chooses_family_v = detail::chooses_family<C>::value;
 
 }  // namespace relax

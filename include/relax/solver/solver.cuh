@@ -6,7 +6,7 @@
 //! - `Stencil` — the operator and its arithmetic (`Stencil5<T>`);
 //! - `Strategy` — how sweeps are scheduled (`Sync`);
 //! - `Controller` — when ρ is checked (`Fixed`), and D for strategies whose depth is
-//!   `relax::dynamic` (`Ladder`, `Feedback`).
+//!   `relax::dynamic` (`Ladder`, `Feedback`), and the family for `Adaptive` (`Feedback`).
 //!
 //! The solver allocates its workspace once, at construction; a solve allocates nothing.
 
@@ -17,6 +17,7 @@
 #include <relax/stencil/device_grid.hpp>
 #include <relax/stencil/residual.cuh>
 #include <relax/stencil/traits.hpp>
+#include <relax/strategy/adaptive.hpp>
 #include <relax/strategy/traits.hpp>
 
 #include <algorithm>
@@ -55,6 +56,10 @@ class Solver {
   static_assert(chooses_depth_v<Controller_> || !has_dynamic_depth_v<Strategy_>,
                 "relax::Solver<Stencil, Strategy, Controller>: the Strategy has D = relax::dynamic, "
                 "so the Controller must choose D (relax::Ladder, relax::Feedback), not relax::Fixed");
+  static_assert(!std::is_same_v<Strategy_, Adaptive> || chooses_family_v<Controller_>,
+                "relax::Solver<Stencil, Adaptive, Controller>: Adaptive runs the family the "
+                "Controller chooses, so the Controller must choose it (relax::Feedback); "
+                "relax::Ladder chooses only D");
 
  public:
   using Stencil = Stencil_;
@@ -99,27 +104,41 @@ class Solver {
     using clock = std::chrono::steady_clock;
     timer_.start(stream);
     copy(u, scratch_, stream);  // the workspace needs u's boundary ring
-    controller_.begin_solve();
+    detail::begin_solve(controller_, {is_exact_strategy_v<Strategy>, std::is_same_v<Strategy, Adaptive>});
     SolveReport report;
     report.rhs_norm = static_cast<double>(rhs_norm(stencil_, u, b, slot_, stream));
     const double scale = report.rhs_norm > 0.0 ? report.rhs_norm : 1.0;
     const bool overlap = options_.checks == CheckMode::overlapped;
-    int batch_depth = 0;     // D of the last batch queued
-    int in_flight_depth = 0; // D of the batch behind the check in flight
-    int batch_slot = 0;      // event pair of the last batch queued (two alternate: overlap)
-    int in_flight_slot = 0;  // event pair of the batch behind the check in flight
+    int batch_slot = 0;      // timing of the last batch queued (two alternate: overlap)
+    int in_flight_slot = 0;  // timing of the batch behind the check in flight
     // Queues the next batch of sweeps (none at the cap); returns its size.
     auto launch_batch = [&] {
       const std::int64_t batch =
           std::min(controller_.sweeps_before_check(), options_.max_sweeps - report.sweeps);
       if (batch <= 0) return std::int64_t{0};
       if constexpr (chooses_depth_v<Controller>) {
-        // A controller that chooses D compares depths: give it the GPU time of each batch.
-        batch_depth = controller_.depth();
+        // A controller that chooses D compares depths: give it the GPU time of each batch, and
+        // of its steady part after the first launch (CheckSample::steady_ms).
+        FamilyChoice c{is_exact_strategy_v<Strategy> ? Family::temporal : Family::blockasync,
+                       controller_.depth()};
+        if constexpr (std::is_same_v<Strategy, Adaptive>) c = controller_.choice();
+        auto sweep = [&](std::int64_t count) {
+          if constexpr (std::is_same_v<Strategy, Adaptive>)
+            Sweeper<Strategy>::run_with_choice(stencil_, u, scratch_, b, count, c, stream);
+          else
+            Sweeper<Strategy>::run_with_depth(stencil_, u, scratch_, b, count, c.depth, stream);
+        };
         batch_slot ^= 1;
-        batch_start_[batch_slot].record(stream);
-        Sweeper<Strategy>::run_with_depth(stencil_, u, scratch_, b, batch, batch_depth, stream);
-        batch_end_[batch_slot].record(stream);
+        BatchTiming& t = batches_[batch_slot];
+        const std::int64_t first = std::min<std::int64_t>(batch, std::max(c.depth, 1));
+        t.start.record(stream);
+        sweep(first);
+        t.steady.record(stream);
+        if (batch > first) sweep(batch - first);
+        t.end.record(stream);
+        t.info = {batch, c.depth, c.family == Family::temporal};
+        t.steady_sweeps = batch - first;
+        detail::notify_launch(controller_, t.info);
       } else {
         Sweeper<Strategy>::run(stencil_, u, scratch_, b, batch, stream);
       }
@@ -128,7 +147,6 @@ class Solver {
     };
     auto request_check = [&] {
       request_residual_norm(stencil_, u, b, slot_, stream);
-      in_flight_depth = batch_depth;
       in_flight_slot = batch_slot;
     };
     launch_batch();
@@ -146,11 +164,18 @@ class Solver {
       ++report.checks;
       if (options_.record_history) report.history.push_back({checked, rho});
       const auto now = clock::now();
-      double batch_ms = 0.0;  // the check has arrived, so the batch before it is done
-      if constexpr (chooses_depth_v<Controller>)
-        batch_ms = elapsed_ms(batch_start_[in_flight_slot], batch_end_[in_flight_slot]);
-      controller_.observe({checked, rho, std::chrono::duration<double, std::milli>(now - last_check).count(),
-                           is_exact_strategy_v<Strategy>, in_flight_depth, batch_ms});
+      CheckSample sample{checked, rho, std::chrono::duration<double, std::milli>(now - last_check).count(),
+                         is_exact_strategy_v<Strategy>};
+      if constexpr (chooses_depth_v<Controller>) {
+        // The check has arrived, so the batch before it is done.
+        const BatchTiming& t = batches_[in_flight_slot];
+        sample.exact = t.info.exact;
+        sample.depth = t.info.depth;
+        sample.batch_ms = elapsed_ms(t.start, t.end);
+        sample.steady_sweeps = t.steady_sweeps;
+        sample.steady_ms = t.steady_sweeps > 0 ? elapsed_ms(t.steady, t.end) : 0.0;
+      }
+      controller_.observe(sample);
       last_check = now;
       report.extra_sweeps = ahead;
       if (!std::isfinite(rho)) {
@@ -191,7 +216,13 @@ class Solver {
   DeviceGrid<value_type> scratch_;
   MaxNormSlot<value_type> slot_;
   EventTimer timer_;
-  Event batch_start_[2], batch_end_[2];  // GPU time of batches, for controllers that choose D
+  // GPU time of a batch and of its steady part, for controllers that choose D.
+  struct BatchTiming {
+    Event start, steady, end;  // steady: after the first launch
+    BatchInfo info;
+    std::int64_t steady_sweeps = 0;
+  };
+  BatchTiming batches_[2];
 };
 
 }  // namespace relax
