@@ -92,7 +92,7 @@ TEST_CASE("Feedback on TemporalBlock<dynamic, ColumnStream> with overlapped chec
 }
 
 TEST_CASE("Feedback on Adaptive solves the run, blocking and overlapped, in either family",
-          "[checks][control][sanitize]") {
+          "[checks][control]") {
   const std::int64_t n = GENERATE(70, 512);
   const double r = GENERATE(1.0, 10.0);
   const auto mode = GENERATE(relax::CheckMode::blocking, relax::CheckMode::overlapped);
@@ -106,11 +106,12 @@ TEST_CASE("Feedback on Adaptive solves the run, blocking and overlapped, in eith
   REQUIRE(run.steps.size() == static_cast<std::size_t>(p.steps));
   CHECK(run.converged());
   for (const auto& s : run.steps) CHECK(s.rho < opt.tol);
-  // The first solve measured the exact family on the GPU's clock, one probe per depth.
+  // The first solve measured the exact family on the GPU's clock (D = 1 and 2 always; higher
+  // depths while the doublings held); the grids fit in L2, so the third opened a trial of
+  // BlockAsync<2> with a probe, whose speed is measured whether or not the trial went on.
   const relax::Feedback& f = solver.controller();
-  for (int d = 1; d <= f.max_depth; d *= 2) CHECK(f.speed(d) > 0.0);
-  // The second opened a trial of BlockAsync<2> with a probe: its speed is measured, whether or
-  // not the trial went on.
+  CHECK(f.speed(1) > 0.0);
+  CHECK(f.speed(2) > 0.0);
   CHECK(f.async_speed(2) > 0.0);
   // The last iterate solves the last step's system, by the reference backend's residual (with
   // overlapped checks the batch queued ahead of the last check ran on top of it, unchecked).

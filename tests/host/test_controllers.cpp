@@ -434,8 +434,9 @@ namespace {
 // A run of `solves` solves on relax::Adaptive as the GPU solver drives Feedback (blocking checks,
 // or overlapped with lag = 1). A solve needs `exact_sweeps` exact sweeps, or s(D) times as many
 // asynchronous sweeps at depth D; its check reports convergence once the batches observed add up
-// to that. Speeds in sweeps per millisecond. Returns the batches of each solve as (asynchronous,
-// depth, sweeps).
+// to that. Speeds in sweeps per millisecond; each check also costs `check_ms` of host time (the
+// round trip). The grids are `ws_over_l2` times the L2 size. Returns the batches of each solve as
+// (asynchronous, depth, sweeps).
 struct FamilyBatch {
   bool async;
   int depth;
@@ -448,12 +449,16 @@ std::ostream& operator<<(std::ostream& os, const FamilyBatch& b) {
   return os << (b.async ? "BlockAsync<" : "TemporalBlock<") << b.depth << "> x " << b.sweeps;
 }
 
-Solves family_run(relax::Feedback& c, const std::map<int, double>& exact_rate,
-                  const std::map<int, double>& async_rate, const std::map<int, double>& factor,
-                  int solves, double exact_sweeps, int lag = 0) {
+struct FamilyMachine {
+  std::map<int, double> exact_rate, async_rate, factor;
+  double check_ms = 0.0;
+  double ws_over_l2 = 0.5;
+};
+
+Solves family_run(relax::Feedback& c, const FamilyMachine& m, int solves, double exact_sweeps, int lag = 0) {
   Solves out;
   for (int k = 0; k < solves; ++k) {
-    c.begin_solve(relax::SolveContext{false, true});
+    c.begin_solve(relax::SolveContext{false, true, m.ws_over_l2});
     std::vector<FamilyBatch> batches;
     std::vector<relax::BatchInfo> in_flight;
     std::int64_t sweeps = 0;
@@ -469,12 +474,14 @@ Solves family_run(relax::Feedback& c, const std::map<int, double>& exact_rate,
       if (static_cast<int>(in_flight.size()) <= lag) continue;
       const relax::BatchInfo o = in_flight.front();
       in_flight.erase(in_flight.begin());
-      const double rate = (o.exact ? exact_rate : async_rate).at(o.depth);
+      const double rate = (o.exact ? m.exact_rate : m.async_rate).at(o.depth);
       sweeps += o.sweeps;
-      progress += static_cast<double>(o.sweeps) / (o.exact ? 1.0 : factor.at(o.depth));
+      progress += static_cast<double>(o.sweeps) / (o.exact ? 1.0 : m.factor.at(o.depth));
       converged = progress >= exact_sweeps;
       const std::int64_t steady = o.sweeps - std::min<std::int64_t>(o.sweeps, o.depth);
-      c.observe({sweeps, converged ? 1e-6 : 1.0, 1.0, o.exact, o.depth, o.sweeps / rate, steady, steady / rate});
+      const double batch_ms = static_cast<double>(o.sweeps) / rate;
+      c.observe({sweeps, converged ? 1e-6 : 1.0, batch_ms + m.check_ms, o.exact, o.depth, batch_ms,
+                 steady, static_cast<double>(steady) / rate});
       REQUIRE(sweeps < 100 * exact_sweeps);
     }
     out.push_back(batches);
@@ -484,65 +491,89 @@ Solves family_run(relax::Feedback& c, const std::map<int, double>& exact_rate,
 
 }  // namespace
 
-TEST_CASE("Feedback on Adaptive tries the asynchronous family one solve at a time and keeps the best",
+TEST_CASE("Feedback on Adaptive tries the asynchronous family one solve at a time and keeps the fastest",
           "[control]") {
-  // In L2 (the H200 at N = 512, r = 10): exact D = 2 is the best exact depth, and BlockAsync<4>
-  // beats it by converging at 1.33x the sweeps at 1.43x the speed. BlockAsync<8> is faster per
-  // sweep still but needs 1.82x the sweeps.
-  const std::map<int, double> exact{{1, 10.0}, {2, 11.5}, {4, 10.3}, {8, 8.0}};
-  const std::map<int, double> async{{2, 12.8}, {4, 16.5}, {8, 19.6}};
-  const std::map<int, double> factor{{2, 1.08}, {4, 1.33}, {8, 1.82}};
+  // In L2 (the H200 at N = 512, r = 10): exact D = 2 is the fastest exact depth. BlockAsync<4>
+  // converges at 1.33x the sweeps at 1.43x the speed and wins, checks included. BlockAsync<8>
+  // sweeps faster still but needs 1.82x the sweeps, and 1.82x the checks.
+  FamilyMachine m;
+  m.exact_rate = {{1, 10.0}, {2, 11.5}, {4, 10.3}, {8, 8.0}};
+  m.async_rate = {{2, 12.8}, {4, 16.5}, {8, 19.6}};
+  m.factor = {{2, 1.08}, {4, 1.33}, {8, 1.82}};
+  m.check_ms = 0.05;
   for (int lag : {0, 1}) {
     INFO((lag ? "overlapped" : "blocking") << " checks");
     relax::Feedback c;
-    const Solves run = family_run(c, exact, async, factor, 7, 280.0, lag);
-    // Solve 1 climbs the exact family (probes of 2, 4, 8, 16 sweeps) and holds at D = 2.
-    CHECK_FALSE(run[0].front().async);
+    const Solves run = family_run(c, m, 8, 280.0, lag);
+    // Solve 1 climbs the exact family (probes of 2, 4, 8, 16 sweeps) and holds at D = 2; solve 2
+    // runs there, and is the reference.
     CHECK(run[0].back() == FamilyBatch{false, 2, 8});
-    // Solves 2 and 3: whole trials of BlockAsync<2> and <4>, each opened by a probe of two launches.
-    CHECK(run[1].front() == FamilyBatch{true, 2, 4});
-    CHECK(run[1].back() == FamilyBatch{true, 2, 8});
-    CHECK(run[2].front() == FamilyBatch{true, 4, 8});
-    CHECK(run[2].back() == FamilyBatch{true, 4, 8});
-    CHECK(c.async_sweep_factor(2) == Approx(1.08).epsilon(0.03));
-    CHECK(c.async_sweep_factor(4) == Approx(1.33).epsilon(0.03));
-    // Solve 4: the trial of BlockAsync<8> passes its break-even sweep count (280 x 19.6 / 12.4)
-    // and ends at the best exact depth.
-    CHECK(run[3].front() == FamilyBatch{true, 8, 16});
-    CHECK(run[3].back() == FamilyBatch{false, 2, 8});
-    CHECK(c.async_sweep_factor(8) == 0.0);
+    for (const auto& b : run[1]) CHECK(b == FamilyBatch{false, 2, 8});
+    // Solves 3 and 4: whole trials of BlockAsync<2> and <4>, each opened by a probe of two
+    // launches (overlapped: with one exact batch queued while the probe is in flight).
+    CHECK(run[2].front() == FamilyBatch{true, 2, 4});
+    CHECK(run[2].back() == FamilyBatch{true, 2, 8});
+    CHECK(run[3].front() == FamilyBatch{true, 4, 8});
+    CHECK(run[3].back() == FamilyBatch{true, 4, 8});
+    if (lag == 1) CHECK(run[3][1] == FamilyBatch{false, 2, 8});
+    CHECK(c.async_gain(2) > 1.0);
+    CHECK(c.async_gain(4) > c.async_gain(2));
+    CHECK(c.async_sweep_factor(4) == Approx(1.33).epsilon(0.05));
+    // Solve 5: the trial of BlockAsync<8> passes the best solve time so far and ends at the
+    // fastest exact depth.
+    CHECK(run[4].front() == FamilyBatch{true, 8, 16});
+    CHECK(run[4].back() == FamilyBatch{false, 2, 8});
+    CHECK(c.async_gain(8) == 0.0);
     // Every later solve runs BlockAsync<4>, and probes nothing.
-    for (std::size_t k = 4; k < run.size(); ++k)
+    for (std::size_t k = 5; k < run.size(); ++k)
       for (const auto& b : run[k]) CHECK(b == FamilyBatch{true, 4, 8});
     CHECK(c.asynchronous());
     CHECK(c.async_speed(4) == Approx(16.5));
   }
+  // With a check as costly as 10 sweeps, the asynchronous depths' extra sweeps cost extra checks
+  // too, and none beats the exact family: after the trial of BlockAsync<2> the run goes back.
+  m.check_ms = 1.0;
+  relax::Feedback costly;
+  const Solves run = family_run(costly, m, 5, 280.0);
+  CHECK(costly.async_gain(2) < 1.0);
+  for (const auto& b : run[4]) CHECK(b == FamilyBatch{false, 2, 8});
+  CHECK_FALSE(costly.asynchronous());
 }
 
-TEST_CASE("Feedback on Adaptive ends the asynchronous trials after one batch where they cannot win",
-          "[control]") {
+TEST_CASE("Feedback on Adaptive ends the asynchronous trials where they cannot win", "[control]") {
   // Out of L2: the exact family at D = 8 runs 3.2x the sweeps per millisecond of D = 1, and an
   // asynchronous sweep is no faster than a synchronous one.
-  const std::map<int, double> exact{{1, 10.0}, {2, 17.0}, {4, 29.0}, {8, 32.0}};
-  const std::map<int, double> async{{2, 9.0}, {4, 11.0}, {8, 12.0}};
-  const std::map<int, double> factor{{2, 1.1}, {4, 1.4}, {8, 2.0}};
+  FamilyMachine m;
+  m.exact_rate = {{1, 10.0}, {2, 17.0}, {4, 29.0}, {8, 32.0}};
+  m.async_rate = {{2, 9.0}, {4, 11.0}, {8, 12.0}};
+  m.factor = {{2, 1.1}, {4, 1.4}, {8, 2.0}};
+  m.ws_over_l2 = 4.0;
+  // Told the grids do not fit in L2, the controller tries nothing asynchronous.
   relax::Feedback c;
-  const Solves run = family_run(c, exact, async, factor, 4, 280.0);
-  // Solve 2 opens with one probe of BlockAsync<2> (4 sweeps): slower per sweep than exact D = 8,
-  // so it cannot win whatever its sweep count, and the rest of the solve runs at D = 8.
-  CHECK(run[1].front() == FamilyBatch{true, 2, 4});
-  for (std::size_t k = 1; k < run[1].size(); ++k) CHECK(run[1][k] == FamilyBatch{false, 8, 8});
-  for (std::size_t k = 2; k < run.size(); ++k)
-    for (const auto& b : run[k]) CHECK(b == FamilyBatch{false, 8, 8});
-  CHECK(c.async_speed(4) == 0.0);  // never run
-  CHECK_FALSE(c.asynchronous());
+  for (const auto& solve : family_run(c, m, 4, 280.0))
+    for (const auto& b : solve) CHECK_FALSE(b.async);
+  CHECK(c.async_speed(2) == 0.0);
+  // Not told (or wrongly told they fit), it ends the trial after the probe: slower per sweep
+  // than exact D = 8, BlockAsync<2> cannot win whatever its sweep count.
+  for (int lag : {0, 1}) {
+    INFO((lag ? "overlapped" : "blocking") << " checks");
+    m.ws_over_l2 = 0.0;
+    relax::Feedback unsure;
+    const Solves run = family_run(unsure, m, 5, 280.0, lag);
+    CHECK(run[2].front() == FamilyBatch{true, 2, 4});
+    for (std::size_t k = 1; k < run[2].size(); ++k) CHECK(run[2][k] == FamilyBatch{false, 8, 8});
+    for (const auto& b : run[3]) CHECK(b == FamilyBatch{false, 8, 8});
+    CHECK(unsure.async_speed(2) == Approx(9.0));
+    CHECK(unsure.async_speed(4) == 0.0);  // never run
+    CHECK_FALSE(unsure.asynchronous());
+  }
 
   // Without carry_over nothing is known across solves: every solve climbs the exact family again
   // and there are no trials.
   relax::Feedback fresh;
   fresh.carry_over = false;
-  const Solves again = family_run(fresh, exact, async, factor, 3, 280.0);
-  for (const auto& solve : again) {
+  m.ws_over_l2 = 0.5;
+  for (const auto& solve : family_run(fresh, m, 3, 280.0)) {
     CHECK(solve.front() == FamilyBatch{false, 1, 2});
     for (const auto& b : solve) CHECK_FALSE(b.async);
   }

@@ -46,18 +46,24 @@
 //!
 //! **Families (`relax::Adaptive`).** In L2 the best static strategy can be asynchronous (on the
 //! H200, BlockAsync<4> beats every exact depth by 5–12% at N = 512, r ≥ 10), and no choice of D
-//! within the exact family reaches it. On `Adaptive` the controller also chooses the family. The
-//! time steps of a run need nearly the same number of sweeps (280–288 a step at N = 4096, r =
-//! 10), so whole solves compare: an asynchronous depth D is worth its speed v(D) (sweeps per
-//! millisecond, measured like an exact depth's) over its sweep factor s(D) (its sweeps to converge
-//! over the exact family's, measured by running one whole solve at D: a trial). The first solve
-//! climbs the exact family; then, one solve each, trials of BlockAsync at D = 2, 4, ... while the
-//! last trial held (its v/s within `climb_slack` of the best so far), and every later solve runs
-//! the best of what was measured. A trial is cut short, the rest of its solve run at the fastest
-//! exact depth, as soon as it cannot win: once v(D) is known and not above the best exact speed
-//! (asynchronous sweeps converge no faster than exact ones, s ≥ 1: out of L2 this ends the climb
-//! after one probe batch), or once its sweeps pass the break-even point, the exact sweeps per
-//! solve times v(D) over the best speed.
+//! within the exact family reaches it. On `Adaptive` the controller also chooses the family. An
+//! asynchronous sweep converges less per sweep than an exact one, so the two compare only by the
+//! time a whole solve takes, checks included (in L2 the round trip of a check is a large part of
+//! it, and an asynchronous depth that needs 1.8× the sweeps also needs 1.8× the checks). The time
+//! steps of a run need nearly the same number of sweeps (280–288 a step at N = 4096, r = 10), so
+//! whole solves of one run compare. The first solve climbs the exact family; the second runs at
+//! its fastest depth and is the reference (its host time from start to last check); then, one
+//! solve each, trials of BlockAsync at D = 2, 4, ... while the last trial held (finished within
+//! `climb_slack` of the best time so far), and every later solve runs the fastest of what was
+//! measured. A trial opens with a probe of two launches; until its speed is known the batches
+//! run at the fastest exact depth (with overlapped checks one batch is queued before the probe
+//! reports). A trial is cut short, the rest of its solve run at the fastest exact depth, as soon
+//! as it cannot win: when its sweeps per millisecond on the GPU are not above the fastest exact
+//! depth's (asynchronous sweeps converge no faster than exact ones), or when its time passes the
+//! best solve time so far. Out of L2 (`SolveContext::working_set_over_l2` > 1) an asynchronous
+//! sweep moves the bytes of a synchronous one, 2.4–3.2× what exact temporal blocking moves per
+//! sweep there (measured at 0.35–0.72× Sync on the H200), so no trial runs: even its probe would
+//! cost 3% of a run at r = 1.
 //!
 //! The time steps of a run solve nearly the same system, so by default (`carry_over`) a solve
 //! starts at the depth the previous one ended at (and, for an exact strategy, with the speeds
@@ -103,6 +109,7 @@ struct Feedback {
     exact_known_ = true;
     exact_strategy_ = context.exact;
     family_ = context.chooses_family;
+    async_may_pay_ = !(context.working_set_over_l2 > 1.0);
     begin_solve();
     if (family_) plan_solve();
   }
@@ -115,6 +122,7 @@ struct Feedback {
       async_ = {};
       async_now_ = false;
       exact_sweeps_ = 0;
+      exact_ms_ = 0.0;
       next_trial_ = 2;
     }
     climbing_ = depth_ < max_depth;
@@ -127,7 +135,10 @@ struct Feedback {
     hold_ = nan();
     window_ = {};
     trial_ = 0;
+    hedging_ = false;
+    reference_ = false;
     only_exact_ = true;
+    solve_ms_ = 0.0;
     in_flight_ = {};  // a batch queued ahead of a solve's last check is never observed
   }
 
@@ -183,6 +194,13 @@ struct Feedback {
   //! The solver queued a batch: while climbing an exact family, the next batch probes the next
   //! doubling rather than repeat a depth whose probe has not reported yet.
   void launched(const BatchInfo& b) {
+    if (family_ && !b.exact && b.depth == trial_ && !async_[index(trial_)].speed.known() && !hedging_) {
+      // A trial's probe is under way: the exact family runs until it reports.
+      hedging_ = true;
+      async_now_ = false;
+      depth_ = fastest_exact();
+      return;
+    }
     if (!b.exact || async_now_ || !in_range(b.depth)) return;
     ++in_flight_[static_cast<std::size_t>(index(b.depth))];
     decide_exact();
@@ -206,6 +224,9 @@ struct Feedback {
   //! The sweep factor s measured for asynchronous depth `d` by a whole trial solve: its sweeps
   //! over the exact family's (`Adaptive`; 0 if no trial finished).
   double async_sweep_factor(int d) const { return in_range(d) ? async_[index(d)].factor : 0.0; }
+  //! The reference solve's time over the trial's at asynchronous depth `d`: above 1 where the
+  //! trial was faster (`Adaptive`; 0 if no trial finished).
+  double async_gain(int d) const { return in_range(d) ? async_[index(d)].gain : 0.0; }
   //! True when the next batch is asynchronous (`Adaptive`).
   bool asynchronous() const { return async_now_; }
 
@@ -244,8 +265,8 @@ struct Feedback {
   struct Async {
     Speed speed;
     double factor = 0.0;  // s; 0 until a trial finished
+    double gain = 0.0;    // the reference solve's time over the trial's; 0 until a trial finished
     bool lost = false;    // a trial was cut short: it cannot win
-    double worth() const { return factor > 0 && speed.known() ? speed.rate() / factor : 0.0; }
   };
 
   static int index(int d) {
@@ -316,38 +337,47 @@ struct Feedback {
 
   // --- Families (Adaptive) ---
 
-  // The best measured worth: exact speed, or an asynchronous depth's v/s.
-  double best_worth() const {
-    double best = speed(fastest_exact());
-    for (int d = 2; d <= max_depth; d *= 2) best = std::max(best, async_[index(d)].worth());
+  // The best gain measured: 1 for the exact family (the reference), or a finished trial's.
+  double best_gain() const {
+    double best = 1.0;
+    for (int d = 2; d <= max_depth; d *= 2) best = std::max(best, async_[index(d)].gain);
     return best;
   }
 
   void observe_family(const CheckSample& prev, const CheckSample& s) {
     record(prev, s);
+    solve_ms_ += s.elapsed_ms;
     if (!s.exact) only_exact_ = false;
-    if (!async_now_) {
-      decide_exact();
+    if (trial_ == 0) {
+      if (!async_now_) decide_exact();  // else settled on an asynchronous depth
       return;
     }
-    if (trial_ == 0) return;  // settled on an asynchronous depth
-    const Async& a = async_[index(trial_)];
-    if (!a.speed.known()) return;
-    const bool slower = a.speed.rate() <= (1 + climb_slack) * trial_best_;
-    const bool past_even = static_cast<double>(s.sweeps) >
-                           static_cast<double>(exact_sweeps_) * a.speed.rate() / trial_best_;
-    if (slower || past_even) end_trial_early();
+    const Speed& v = async_[index(trial_)].speed;
+    if (!v.known()) return;
+    if (v.rate() <= (1 + climb_slack) * speed(fastest_exact())) {
+      end_trial_early();  // slower per sweep than exact sweeps, and needing more of them
+      return;
+    }
+    if (hedging_) {  // the probe reported and may win: the trial goes on
+      hedging_ = false;
+      async_now_ = true;
+      depth_ = trial_;
+      return;
+    }
+    if (solve_ms_ > exact_ms_ / trial_best_) end_trial_early();  // past the best solve time
   }
 
   void end_trial_early() {
     async_[index(trial_)].lost = true;
     trial_ = 0;
+    hedging_ = false;
     next_trial_ = 0;  // the climb is over
     async_now_ = false;
     change(fastest_exact());
   }
 
-  // What the solve that just ended says: the exact family's sweeps per solve, or a trial's s.
+  // What the solve that just ended says: the exact family's sweeps per solve and, from the
+  // reference solve, its time; or a trial's time against the reference.
   void conclude_solve() {
     if (!std::isfinite(prev_.rho)) {  // a solve that broke down compares with nothing
       if (trial_ != 0) {
@@ -357,32 +387,38 @@ struct Feedback {
       return;
     }
     if (only_exact_) exact_sweeps_ = prev_.sweeps;
-    if (trial_ == 0 || exact_sweeps_ <= 0) return;
+    if (reference_ && only_exact_ && changes_ == 0) exact_ms_ = solve_ms_;
+    if (trial_ == 0 || !(exact_ms_ > 0) || !(solve_ms_ > 0)) return;
     Async& a = async_[index(trial_)];
-    a.factor = static_cast<double>(prev_.sweeps) / static_cast<double>(exact_sweeps_);
-    const bool held = a.worth() >= (1 - climb_slack) * trial_best_;
+    a.factor = exact_sweeps_ > 0 ? static_cast<double>(prev_.sweeps) / static_cast<double>(exact_sweeps_) : 0.0;
+    a.gain = exact_ms_ / solve_ms_;
+    const bool held = a.gain >= (1 - climb_slack) * trial_best_;
     next_trial_ = held && 2 * trial_ <= max_depth ? 2 * trial_ : 0;
   }
 
-  // Chooses this solve's family and D: the exact climb first, then one trial per solve, then the
-  // best measured.
+  // Chooses this solve's family and D: the exact climb, the reference solve, one trial per solve,
+  // then the fastest measured.
   void plan_solve() {
-    if (exact_target() != 0 || exact_sweeps_ <= 0) {
-      async_now_ = false;  // the exact climb, or no exact solve to compare with yet
+    async_now_ = false;
+    if (exact_target() != 0) return;  // the exact climb goes on from the depth carried over
+    if (!async_may_pay_) return;      // out of L2: the exact family only
+    if (!(exact_ms_ > 0)) {           // no reference time yet: this solve is the reference
+      depth_ = fastest_exact();
+      reference_ = true;
       return;
     }
     if (next_trial_ != 0 && next_trial_ <= max_depth && !async_[index(next_trial_)].lost) {
       trial_ = next_trial_;
-      trial_best_ = best_worth();
+      trial_best_ = best_gain();
       async_now_ = true;
       depth_ = trial_;
       return;
     }
     int best = 0;
-    double worth = speed(fastest_exact());
+    double gain = 1.0;
     for (int d = 2; d <= max_depth; d *= 2) {
-      if (async_[index(d)].worth() > worth) {
-        worth = async_[index(d)].worth();
+      if (async_[index(d)].gain > gain) {
+        gain = async_[index(d)].gain;
         best = d;
       }
     }
@@ -435,11 +471,16 @@ struct Feedback {
   bool family_ = false;
   bool async_now_ = false;           // the next batch is asynchronous
   std::array<Async, 32> async_{};    // by log2 D
+  bool async_may_pay_ = true;        // the grids fit in L2 (or nobody said)
   std::int64_t exact_sweeps_ = 0;    // sweeps of the last solve that ran exact batches only
+  double exact_ms_ = 0.0;            // host time of the reference solve (the fastest exact depth)
   int next_trial_ = 2;               // the asynchronous depth of the next trial; 0: no more
   int trial_ = 0;                    // the asynchronous depth on trial in this solve; 0: none
-  double trial_best_ = 0.0;          // the best worth when the trial began
+  double trial_best_ = 1.0;          // the best gain when the trial began
+  bool hedging_ = false;             // the trial's probe has not reported: run exact meanwhile
+  bool reference_ = false;           // this solve is the reference solve
   bool only_exact_ = true;           // this solve has run exact batches only
+  double solve_ms_ = 0.0;            // host time of this solve so far
 };
 
 }  // namespace relax

@@ -62,6 +62,9 @@ struct FamilyChoice {
 struct SolveContext {
   bool exact = false;           //!< every batch is exact (`CheckSample::exact`): D changes only the speed
   bool chooses_family = false;  //!< the strategy runs the family the controller picks (`relax::Adaptive`)
+  //! The grids a sweep touches (u, its workspace and b) over the device's L2 size; 0 where not
+  //! known.
+  double working_set_over_l2 = 0.0;
 };
 
 //! A batch of sweeps just queued: its size, depth and whether it is exact.

@@ -76,6 +76,9 @@ class Solver {
     options_.validate();
     scratch_ = DeviceGrid<value_type>(n, stream_);
     stream_.synchronize();  // the zeroing must not land after a solve on another stream
+    // u, the workspace and b, as Auto counts them.
+    working_set_over_l2_ = 3.0 * static_cast<double>(n) * static_cast<double>(n) * sizeof(value_type) /
+                           static_cast<double>(current_l2_bytes());
     // A controller that chooses D times the batches at each depth: a kernel's lazy load at its
     // first launch must not count against that depth.
     if constexpr (chooses_depth_v<Controller> &&
@@ -104,7 +107,8 @@ class Solver {
     using clock = std::chrono::steady_clock;
     timer_.start(stream);
     copy(u, scratch_, stream);  // the workspace needs u's boundary ring
-    detail::begin_solve(controller_, {is_exact_strategy_v<Strategy>, std::is_same_v<Strategy, Adaptive>});
+    detail::begin_solve(controller_, {is_exact_strategy_v<Strategy>, std::is_same_v<Strategy, Adaptive>,
+                                      working_set_over_l2_});
     SolveReport report;
     report.rhs_norm = static_cast<double>(rhs_norm(stencil_, u, b, slot_, stream));
     const double scale = report.rhs_norm > 0.0 ? report.rhs_norm : 1.0;
@@ -216,6 +220,7 @@ class Solver {
   DeviceGrid<value_type> scratch_;
   MaxNormSlot<value_type> slot_;
   EventTimer timer_;
+  double working_set_over_l2_ = 0.0;
   // GPU time of a batch and of its steady part, for controllers that choose D.
   struct BatchTiming {
     Event start, steady, end;  // steady: after the first launch
