@@ -9,6 +9,7 @@
 #include <relax/control/ladder.hpp>
 #include <relax/core/cg_report.hpp>
 #include <relax/core/error.hpp>
+#include <relax/core/family.hpp>
 #include <relax/core/report.hpp>
 #include <relax/problem/diffusion.hpp>
 #include <relax/reference/cg.hpp>

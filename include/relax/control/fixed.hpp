@@ -17,6 +17,7 @@
 //! after each batch is queued (`relax::detail::begin_solve`, `relax::detail::notify_launch`).
 
 #include <relax/core/error.hpp>
+#include <relax/core/family.hpp>
 
 #include <cstdint>
 #include <type_traits>
@@ -46,16 +47,6 @@ struct CheckSample {
   //! all there is).
   std::int64_t steady_sweeps = -1;
   double steady_ms = 0.0;
-};
-
-//! The two families `relax::Adaptive` runs: exact temporal blocking
-//! (`TemporalBlock<D, ColumnStream>`) and block-asynchronous Jacobi (`BlockAsync<D>`).
-enum class Family { temporal, blockasync };
-
-//! A family and its depth D, as a controller chooses them for `relax::Adaptive`.
-struct FamilyChoice {
-  Family family = Family::temporal;
-  int depth = 1;
 };
 
 //! What the solver tells a controller at the start of each solve.

@@ -2,7 +2,7 @@
 //! \file
 //! `Sweeper<Adaptive>`: runs each batch with the family and depth the controller chose.
 
-#include <relax/control/fixed.hpp>
+#include <relax/core/family.hpp>
 #include <relax/strategy/adaptive.hpp>
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/tiled.cuh>
