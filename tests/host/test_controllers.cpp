@@ -10,6 +10,7 @@
 #include <relax/reference/tiled.hpp>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <vector>
@@ -577,4 +578,52 @@ TEST_CASE("Feedback on Adaptive ends the asynchronous trials where they cannot w
     CHECK(solve.front() == FamilyBatch{false, 1, 2});
     for (const auto& b : solve) CHECK_FALSE(b.async);
   }
+}
+
+TEST_CASE("Feedback never climbs past the deepest D the strategy runs", "[control]") {
+  relax::Feedback c;
+  c.max_depth = 64;
+  REQUIRE_NOTHROW(c.validate());
+  // TemporalBlock<dynamic, ColumnStream> runs D <= 8 (relax::max_depth_v); every doubling holds.
+  std::int64_t sweeps = 0;
+  for (int solve = 0; solve < 3; ++solve) {
+    c.begin_solve(relax::SolveContext{true, false, 4.0, 8});
+    for (int k = 0; k < 8; ++k) {
+      const relax::BatchInfo b{c.sweeps_before_check(), c.depth(), true};
+      REQUIRE(b.depth <= 8);
+      c.launched(b);
+      sweeps += b.sweeps;
+      const std::int64_t steady = b.sweeps - std::min<std::int64_t>(b.sweeps, b.depth);
+      c.observe({sweeps, 1.0, 1.0, true, b.depth, 0.01 * b.sweeps, steady, 0.01 * steady / b.depth});
+    }
+    CHECK(c.depth() == 8);
+  }
+  CHECK(c.speed(16) == 0.0);
+}
+
+TEST_CASE("Feedback on Adaptive keeps a trial within timing noise, and drops a depth that broke down",
+          "[control]") {
+  // BlockAsync<2> finishes its trial 1% slower than the reference (noise: it holds, within
+  // climb_slack), so the trial of BlockAsync<4>, 4% faster, still runs and is kept.
+  FamilyMachine m;
+  m.exact_rate = {{1, 10.0}, {2, 11.5}, {4, 10.3}, {8, 8.0}};
+  m.async_rate = {{2, 12.6}, {4, 16.5}, {8, 12.0}};
+  m.factor = {{2, 1.08}, {4, 1.33}, {8, 1.8}};
+  m.check_ms = 0.05;
+  relax::Feedback c;
+  const Solves run = family_run(c, m, 6, 280.0);
+  CHECK(c.async_gain(2) == Approx(0.99).margin(0.015));
+  CHECK(run[3].front() == FamilyBatch{true, 4, 8});
+  CHECK(c.async_gain(4) > 1.02);
+  for (const auto& b : run[5]) CHECK(b == FamilyBatch{true, 4, 8});
+  // A solve at the chosen asynchronous depth that ends in a NaN residual: the next solve runs
+  // the fastest exact depth, and so do all later ones.
+  REQUIRE(c.asynchronous());
+  c.begin_solve(relax::SolveContext{false, true, 0.5});
+  c.launched({8, 4, false});
+  c.observe({8, std::numeric_limits<double>::quiet_NaN(), 1.0, false, 4, 0.5, 4, 0.25});
+  c.begin_solve(relax::SolveContext{false, true, 0.5});
+  CHECK_FALSE(c.asynchronous());
+  CHECK(c.depth() == 2);
+  CHECK(c.async_gain(4) == 0.0);
 }

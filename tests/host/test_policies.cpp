@@ -4,10 +4,13 @@
 
 #include "../support/anisotropic.hpp"
 
+#include <relax/control/feedback.hpp>
 #include <relax/control/fixed.hpp>
+#include <relax/control/ladder.hpp>
 #include <relax/reference/jacobi.hpp>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/traits.hpp>
+#include <relax/strategy/adaptive.hpp>
 #include <relax/strategy/auto.hpp>
 #include <relax/strategy/sync.hpp>
 #include <relax/strategy/tiled.hpp>
@@ -52,6 +55,17 @@ TEST_CASE("strategy and controller traits", "[policy]") {
   STATIC_REQUIRE_FALSE(relax::is_exact_strategy_v<relax::BlockAsync<4>>);
   STATIC_REQUIRE_FALSE(relax::is_exact_strategy_v<relax::Auto>);
   STATIC_REQUIRE(relax::is_strategy_v<relax::Auto>);
+  // The deepest run-time D of each strategy, which a controller that chooses D never passes.
+  STATIC_REQUIRE(relax::max_depth_v<relax::TemporalBlock<relax::dynamic, relax::ColumnStream>> == 8);
+  STATIC_REQUIRE(relax::max_depth_v<relax::TemporalBlock<relax::dynamic, relax::Tile<32, 16>>> == 16);
+  STATIC_REQUIRE(relax::max_depth_v<relax::Adaptive> == 8);
+  STATIC_REQUIRE(relax::max_depth_v<relax::BlockAsync<relax::dynamic>> == 0);  // no limit
+  STATIC_REQUIRE(relax::max_depth_v<relax::Sync> == 0);
+  // Adaptive needs a controller that chooses the family.
+  STATIC_REQUIRE(relax::has_dynamic_depth_v<relax::Adaptive>);
+  STATIC_REQUIRE(relax::chooses_family_v<relax::Feedback>);
+  STATIC_REQUIRE_FALSE(relax::chooses_family_v<relax::Ladder>);
+  STATIC_REQUIRE_FALSE(relax::chooses_family_v<relax::Fixed>);
 }
 
 TEST_CASE("Auto's features: the working set of u, u' and b over the L2 size, and r", "[policy][auto]") {

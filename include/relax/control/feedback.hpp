@@ -35,8 +35,8 @@
 //! batch per depth, to a doubling it has not measured while the last doubling held, and otherwise
 //! runs at the fastest depth it knows (the fallback to D = 1 included), moving only when another
 //! depth is more than `climb_slack` faster; `drop` and `window` do not apply. A depth not yet
-//! measured is probed with a short batch of two launches (2·D sweeps, not M), timed from the end
-//! of the first launch (`CheckSample::steady_ms`): after a blocking check the GPU waits for the
+//! measured is probed with a batch of two launches (2·D sweeps instead of M: shorter below
+//! D = M/2), timed from the end of the first launch (`CheckSample::steady_ms`): after a blocking check the GPU waits for the
 //! host to queue the first launch, which would count against a short batch. A probe at D = 1 out
 //! of L2 costs 2.4–3.2× what a sweep at the best depth costs, so short probes are what keeps the
 //! first step of a run cheap. Where the solver reports each batch it queues (`launched`), the
@@ -58,19 +58,22 @@
 //! measured. A trial opens with a probe of two launches; until its speed is known the batches
 //! run at the fastest exact depth (with overlapped checks one batch is queued before the probe
 //! reports). A trial is cut short, the rest of its solve run at the fastest exact depth, as soon
-//! as it cannot win: when its sweeps per millisecond on the GPU are not above the fastest exact
-//! depth's (asynchronous sweeps converge no faster than exact ones), or when its time passes the
-//! best solve time so far. Out of L2 (`SolveContext::working_set_over_l2` > 1) an asynchronous
+//! as it cannot win: when its sweeps per millisecond on the GPU are not more than `climb_slack`
+//! above the fastest exact depth's (asynchronous sweeps converge no faster than exact ones), or
+//! when its time passes the best solve time so far by more than `climb_slack`. An asynchronous
+//! depth whose solve breaks down (a NaN or Inf residual) is never chosen again. Out of L2 (`SolveContext::working_set_over_l2` > 1) an asynchronous
 //! sweep moves the bytes of a synchronous one, 2.4–3.2× what exact temporal blocking moves per
 //! sweep there (measured at 0.35–0.72× Sync on the H200), so no trial runs: even its probe would
 //! cost 3% of a run at r = 1.
 //!
 //! The time steps of a run solve nearly the same system, so by default (`carry_over`) a solve
 //! starts at the depth the previous one ended at (and, for an exact strategy, with the speeds
-//! measured so far). For a residual-scored strategy it probes one doubling from there, instead of
-//! climbing from D = 1 again. Without `carry_over` every solve starts over at D = 1 with nothing
+//! measured so far). For a residual-scored strategy it climbs on from there, instead of from
+//! D = 1 again. Without `carry_over` every solve starts over at D = 1 with nothing
 //! known (and on `Adaptive` runs no trials). A controller object belongs to one grid size: its
-//! record says nothing about another.
+//! record says nothing about another. D never exceeds `max_depth`, nor the deepest D the strategy
+//! runs (`SolveContext::max_depth`: 8 for the ColumnStream kernels). `changes()` counts the
+//! decisions, including a move to the next doubling taken ahead of a probe's result.
 
 #include <relax/control/fixed.hpp>
 #include <relax/core/error.hpp>
@@ -85,7 +88,7 @@ namespace relax {
 
 struct Feedback {
   int check_interval = 8;  //!< M
-  int max_depth = 8;       //!< a power of two
+  int max_depth = 8;       //!< a power of two (the strategy's own limit also applies)
   double drop = 0.10;      //!< relative fall of the score that counts as a drop while holding
   double climb_slack = 0.02;  //!< a doubling holds if its score is at most this far below
   int settle_checks = 1;   //!< checks ignored after each change of D
@@ -110,6 +113,8 @@ struct Feedback {
     exact_strategy_ = context.exact;
     family_ = context.chooses_family;
     async_may_pay_ = !(context.working_set_over_l2 > 1.0);
+    depth_limit_ = context.max_depth;
+    if (depth_ > top()) depth_ = top();
     begin_solve();
     if (family_) plan_solve();
   }
@@ -125,7 +130,7 @@ struct Feedback {
       exact_ms_ = 0.0;
       next_trial_ = 2;
     }
-    climbing_ = depth_ < max_depth;
+    climbing_ = depth_ < top();
     synchronous_ = false;
     settle_ = 0;
     changes_ = 0;
@@ -170,8 +175,9 @@ struct Feedback {
       decide_exact();
       return;
     }
-    // The interval before a solve's first check includes its setup (‖b‖∞, the workspace copy):
-    // no rate for the residual.
+    // Where the interval before a solve's first check is host time it includes the solve's setup
+    // (‖b‖∞, the workspace copy; the reference backend), and on the GPU the residual before it is
+    // not known: no rate.
     if (first) return;
     if (s.depth != 0 && s.depth != depth_) return;  // sweeps queued before the last change of D
     if (settle_ > 0) {
@@ -274,12 +280,20 @@ struct Feedback {
     while ((1 << k) < d) ++k;
     return k;
   }
-  bool in_range(int d) const { return d >= 1 && d <= max_depth; }
+  bool in_range(int d) const { return d >= 1 && d <= top(); }
+  // The deepest D: max_depth, or less where the strategy runs no deeper (SolveContext::max_depth).
+  int top() const {
+    int limit = max_depth;
+    while (depth_limit_ > 0 && limit > depth_limit_) limit /= 2;
+    return limit;
+  }
   const Speed& slot(int d) const { return speed_[static_cast<std::size_t>(index(d))]; }
   bool known(int d) const { return in_range(d) && slot(d).known(); }
 
   // Adds a batch to the record of the depth (and family) it ran at. The steady part where the
   // solver measured it; a batch of one launch has none and says nothing about speed.
+  // Host time only (the reference backend): the first interval of a solve includes its setup, a
+  // slight underestimate of the speed at that depth.
   void record(const CheckSample& prev, const CheckSample& s) {
     double sweeps = 0.0, ms = 0.0;
     if (s.steady_sweeps > 0) {
@@ -305,7 +319,7 @@ struct Feedback {
   // (a doubling did not hold, or every depth is measured); -1 while it waits for probes in flight.
   int exact_target() const {
     bool waiting = false;
-    for (int d = 1; d <= max_depth; d *= 2) {
+    for (int d = 1; d <= top(); d *= 2) {
       if (known(d)) {
         if (d > 1 && known(d / 2) && speed(d) < (1 - climb_slack) * speed(d / 2)) break;
       } else if (in_flight_[static_cast<std::size_t>(index(d))] > 0) {
@@ -318,7 +332,7 @@ struct Feedback {
   }
   int fastest_exact() const {
     int fastest = 1;
-    for (int d = 1; d <= max_depth; d *= 2)
+    for (int d = 1; d <= top(); d *= 2)
       if (known(d) && speed(d) > speed(fastest)) fastest = d;
     return fastest;
   }
@@ -340,7 +354,7 @@ struct Feedback {
   // The best gain measured: 1 for the exact family (the reference), or a finished trial's.
   double best_gain() const {
     double best = 1.0;
-    for (int d = 2; d <= max_depth; d *= 2) best = std::max(best, async_[index(d)].gain);
+    for (int d = 2; d <= top(); d *= 2) best = std::max(best, async_[index(d)].gain);
     return best;
   }
 
@@ -364,7 +378,9 @@ struct Feedback {
       depth_ = trial_;
       return;
     }
-    if (solve_ms_ > exact_ms_ / trial_best_) end_trial_early();  // past the best solve time
+    // Past the best solve time by more than timing noise (a trial that finishes within
+    // climb_slack of it still holds, and conclude_solve decides).
+    if (solve_ms_ > (1 + climb_slack) * exact_ms_ / trial_best_) end_trial_early();
   }
 
   void end_trial_early() {
@@ -380,8 +396,10 @@ struct Feedback {
   // reference solve, its time; or a trial's time against the reference.
   void conclude_solve() {
     if (!std::isfinite(prev_.rho)) {  // a solve that broke down compares with nothing
-      if (trial_ != 0) {
-        async_[index(trial_)].lost = true;
+      const int broke = trial_ != 0 ? trial_ : (async_now_ ? depth_ : 0);
+      if (broke != 0) {  // a trial, or the asynchronous depth settled on: never again
+        async_[index(broke)].lost = true;
+        async_[index(broke)].gain = 0.0;
         next_trial_ = 0;
       }
       return;
@@ -393,7 +411,7 @@ struct Feedback {
     a.factor = exact_sweeps_ > 0 ? static_cast<double>(prev_.sweeps) / static_cast<double>(exact_sweeps_) : 0.0;
     a.gain = exact_ms_ / solve_ms_;
     const bool held = a.gain >= (1 - climb_slack) * trial_best_;
-    next_trial_ = held && 2 * trial_ <= max_depth ? 2 * trial_ : 0;
+    next_trial_ = held && 2 * trial_ <= top() ? 2 * trial_ : 0;
   }
 
   // Chooses this solve's family and D: the exact climb, the reference solve, one trial per solve,
@@ -407,7 +425,7 @@ struct Feedback {
       reference_ = true;
       return;
     }
-    if (next_trial_ != 0 && next_trial_ <= max_depth && !async_[index(next_trial_)].lost) {
+    if (next_trial_ != 0 && next_trial_ <= top() && !async_[index(next_trial_)].lost) {
       trial_ = next_trial_;
       trial_best_ = best_gain();
       async_now_ = true;
@@ -416,7 +434,7 @@ struct Feedback {
     }
     int best = 0;
     double gain = 1.0;
-    for (int d = 2; d <= max_depth; d *= 2) {
+    for (int d = 2; d <= top(); d *= 2) {
       if (async_[index(d)].gain > gain) {
         gain = async_[index(d)].gain;
         best = d;
@@ -436,7 +454,7 @@ struct Feedback {
       change(depth_ / 2);
       return;
     }
-    if (depth_ >= max_depth) {
+    if (depth_ >= top()) {
       climbing_ = false;
       hold_ = score;
       return;
@@ -481,6 +499,7 @@ struct Feedback {
   bool reference_ = false;           // this solve is the reference solve
   bool only_exact_ = true;           // this solve has run exact batches only
   double solve_ms_ = 0.0;            // host time of this solve so far
+  int depth_limit_ = 0;              // the strategy's deepest D (SolveContext::max_depth); 0: none
 };
 
 }  // namespace relax

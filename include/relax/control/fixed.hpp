@@ -56,6 +56,8 @@ struct SolveContext {
   //! The grids a sweep touches (u, its workspace and b) over the device's L2 size; 0 where not
   //! known.
   double working_set_over_l2 = 0.0;
+  //! The deepest D the strategy runs (`max_depth_v`); 0 where it has no limit.
+  int max_depth = 0;
 };
 
 //! A batch of sweeps just queued: its size, depth and whether it is exact.

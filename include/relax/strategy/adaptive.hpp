@@ -18,6 +18,7 @@ namespace relax {
 struct Adaptive {
   static constexpr int depth = dynamic;  //!< chosen at run time, with the family
   static constexpr bool exact = false;   //!< asynchronous batches are not
+  static constexpr int max_depth = 8;    //!< TemporalBlock<D, ColumnStream>'s deepest D
 };
 
 template <>

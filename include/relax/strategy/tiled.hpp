@@ -74,6 +74,10 @@ struct TemporalBlock {
                 "relax::TemporalBlock<D, ColumnStream>: D must be from 1 to 8, or relax::dynamic");
   static constexpr int depth = D;
   static constexpr bool exact = true;
+  //! The deepest D the kernels run (for a controller that chooses D).
+  static constexpr int max_depth = std::is_same_v<TileShape, ColumnStream> ? 8
+                                   : TileShape::x < TileShape::y            ? TileShape::x
+                                                                            : TileShape::y;
   using tile = TileShape;
 };
 

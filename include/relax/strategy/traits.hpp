@@ -43,6 +43,18 @@ struct is_exact_strategy<S, std::void_t<decltype(S::exact)>> : std::bool_constan
 template <class S>
 inline constexpr bool is_exact_strategy_v = detail::is_exact_strategy<S>::value;
 
+namespace detail {
+template <class S, class = void>
+struct max_depth_of : std::integral_constant<int, 0> {};
+template <class S>
+struct max_depth_of<S, std::void_t<decltype(S::max_depth)>> : std::integral_constant<int, S::max_depth> {};
+}  // namespace detail
+
+//! The deepest D a strategy with a run-time depth can run (`TemporalBlock<dynamic,
+//! ColumnStream>`: 8; a tiled `TemporalBlock`: the tile's shorter side); 0 where there is no limit.
+template <class S>
+inline constexpr int max_depth_v = detail::max_depth_of<S>::value;
+
 //! Launches sweeps for a strategy. The primary template exists only to say what went wrong.
 template <class Strategy>
 struct Sweeper {
