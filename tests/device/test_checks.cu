@@ -14,6 +14,8 @@
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
 
+#include <vector>
+
 using relax::DeviceGrid;
 using relax::HostGrid;
 
@@ -121,6 +123,63 @@ TEST_CASE("Feedback on Adaptive solves the run, blocking and overlapped, in eith
   const double rho = static_cast<double>(relax::reference::residual_norm(s, u, b)) /
                      static_cast<double>(relax::reference::rhs_norm(s, u, b));
   CHECK(rho < (mode == relax::CheckMode::blocking ? 1.001 : 10.0) * opt.tol);
+}
+
+namespace {
+// A controller at a fixed D that asks the solver to time every other batch, and keeps what each
+// check reports.
+struct AlternateTiming {
+  int d = 2;
+  int queued = 0;
+  std::vector<relax::CheckSample> samples;
+  void validate() const {}
+  void begin_solve() {}
+  std::int64_t sweeps_before_check() const { return 8; }
+  int depth() const { return d; }
+  bool times_batch() const { return queued % 2 == 0; }
+  void launched(const relax::BatchInfo&) { ++queued; }
+  void observe(const relax::CheckSample& s) { samples.push_back(s); }
+};
+}  // namespace
+
+TEST_CASE("the solver times the batches a controller asks it to time, and only those",
+          "[checks][control]") {
+  const auto p = relax::testing::diffusion_params(257, 10.0, relax::Source::gaussian, 1);
+  const relax::Stencil5<float> s(p.r);
+  using Exact = relax::TemporalBlock<relax::dynamic, relax::ColumnStream>;
+  relax::Solver<relax::Stencil5<float>, Exact, AlternateTiming> solver(p.n, s);
+  relax::DiffusionState<float> state(p, solver.stream());
+  state.form_rhs(solver.stream());
+  const relax::SolveReport got = solver.solve(state.u(), state.b());
+  REQUIRE(got.status == relax::SolveStatus::converged);
+  const auto& samples = solver.controller().samples;
+  REQUIRE(samples.size() == static_cast<std::size_t>(got.checks));
+  REQUIRE(samples.size() >= 4);
+  for (std::size_t k = 0; k < samples.size(); ++k) {
+    INFO("check " << k);
+    CHECK(samples[k].depth == 2);
+    if (k % 2 == 0) {  // timed: the whole batch, and its steady part after the first launch of D
+      CHECK(samples[k].batch_ms > 0.0);
+      CHECK(samples[k].steady_sweeps == 6);
+      CHECK(samples[k].steady_ms > 0.0);
+      CHECK(samples[k].steady_ms <= samples[k].batch_ms);
+    } else {
+      CHECK(samples[k].batch_ms == 0.0);
+      CHECK(samples[k].steady_sweeps == 0);
+      CHECK(samples[k].steady_ms == 0.0);
+    }
+  }
+  // Timed or not, the batches are the same sweeps: Sync's iterate, bit for bit.
+  relax::Solver<relax::Stencil5<float>, relax::Sync> sync(p.n, s);
+  relax::DiffusionState<float> want(p, sync.stream());
+  want.form_rhs(sync.stream());
+  const relax::SolveReport base = sync.solve(want.u(), want.b());
+  CHECK(got.sweeps == base.sweeps);
+  CHECK(got.rho == base.rho);
+  const HostGrid<float> got_u = relax::to_host(state.u(), solver.stream());
+  const HostGrid<float> want_u = relax::to_host(want.u(), sync.stream());
+  INFO("differing points " << relax::testing::count_differences(got_u, want_u));
+  CHECK(relax::testing::same_bits(got_u, want_u));
 }
 
 TEST_CASE("the depth-dynamic strategies load their kernels before a controller times them",

@@ -107,6 +107,9 @@ TEST_CASE("Ladder and Feedback reject bad settings", "[control][validation]") {
   f = {};
   f.drop = 1.5;
   CHECK_THROWS_WITH(f.validate(), Catch::Contains("drop"));
+  f = {};
+  f.timed_batches = 0;
+  CHECK_THROWS_WITH(f.validate(), Catch::Contains("timed_batches"));
   STATIC_REQUIRE(relax::chooses_depth_v<relax::Ladder>);
   STATIC_REQUIRE(relax::chooses_depth_v<relax::Feedback>);
   STATIC_REQUIRE_FALSE(relax::chooses_depth_v<relax::Fixed>);
@@ -353,27 +356,27 @@ namespace {
 // A GPU-like run of an exact strategy at the speeds `rate_at` (sweeps per millisecond), batch by
 // batch as the solver drives a controller: each batch is reported when queued (`launched`) and
 // observed when its check arrives, `lag` batches later (0: blocking checks; 1: overlapped). The
-// steady part of a batch (after its first launch of D sweeps) is timed at the depth's rate.
-// Returns the depth and size of every batch queued.
+// steady part of a batch (after its first launch of D sweeps) is timed at the depth's rate where
+// the controller asks for timing (`times_batch`). Returns the depth and size of every batch queued.
 std::vector<std::pair<int, std::int64_t>> exact_batches(relax::Feedback& c, const std::map<int, double>& rate_at,
                                                         int batches, int lag,
                                                         relax::SolveContext context = {true, false}) {
   c.begin_solve(context);
   std::vector<std::pair<int, std::int64_t>> queued;
-  std::vector<relax::BatchInfo> in_flight;
+  std::vector<std::pair<relax::BatchInfo, bool>> in_flight;  // and whether it is timed
   std::int64_t sweeps = 0;
   auto observe_oldest = [&] {
-    const relax::BatchInfo b = in_flight.front();
+    const auto [b, timed] = in_flight.front();
     in_flight.erase(in_flight.begin());
     sweeps += b.sweeps;
-    const std::int64_t steady = b.sweeps - std::min<std::int64_t>(b.sweeps, b.depth);
-    c.observe({sweeps, 1.0, 1.0, true, b.depth, 0.05 + b.sweeps / rate_at.at(b.depth), steady,
-               steady / rate_at.at(b.depth)});
+    const std::int64_t steady = timed ? b.sweeps - std::min<std::int64_t>(b.sweeps, b.depth) : 0;
+    c.observe({sweeps, 1.0, 1.0, true, b.depth, timed ? 0.05 + b.sweeps / rate_at.at(b.depth) : 0.0,
+               steady, steady / rate_at.at(b.depth)});
   };
   for (int k = 0; k < batches; ++k) {
     const relax::BatchInfo b{c.sweeps_before_check(), c.depth(), true};
     queued.emplace_back(b.depth, b.sweeps);
-    in_flight.push_back(b);
+    in_flight.emplace_back(b, c.times_batch());
     c.launched(b);
     if (static_cast<int>(in_flight.size()) > lag) observe_oldest();
   }
@@ -405,6 +408,64 @@ TEST_CASE("Feedback probes an unmeasured exact depth with two launches, timed af
   relax::Feedback plain;
   plain.begin_solve();
   CHECK(plain.sweeps_before_check() == 8);
+}
+
+TEST_CASE("Feedback asks the solver to time a depth's first batches only", "[control]") {
+  relax::Feedback c;
+  c.max_depth = 2;
+  c.begin_solve(relax::SolveContext{true, false});
+  CHECK(c.times_batch());  // the probe at D = 1
+  c.observe({2, 1.0, 1.0, true, 1, 0.2, 1, 0.1});  // 10 sweeps/ms
+  REQUIRE(c.depth() == 2);
+  CHECK(c.times_batch());  // the probe at D = 2
+  std::int64_t sweeps = 6;
+  c.observe({sweeps, 1.0, 1.0, true, 2, 0.3, 2, 0.1});  // 20 sweeps/ms: holds, and D = 2 is the top
+  REQUIRE(c.depth() == 2);
+  // The probe and three batches of M are timed (timed_batches = 4), ...
+  for (int k = 0; k < 3; ++k) {
+    CHECK(c.times_batch());
+    sweeps += 8;
+    c.observe({sweeps, 1.0, 1.0, true, 2, 0.5, 6, 0.25});  // 24 sweeps/ms
+  }
+  CHECK(c.speed(2) == Approx(20.0 / 0.85));
+  // ... and no later batch; one the solver did not time leaves the record as it was.
+  CHECK_FALSE(c.times_batch());
+  sweeps += 8;
+  c.observe({sweeps, 1.0, 1.0, true, 2, 0.0, 0, 0.0});
+  CHECK(c.speed(2) == Approx(20.0 / 0.85));
+  CHECK_FALSE(c.times_batch());
+  // The record is kept across solves (carry_over): nothing to time in the next solve either.
+  c.begin_solve(relax::SolveContext{true, false});
+  CHECK(c.depth() == 2);
+  CHECK_FALSE(c.times_batch());
+  // A batch of one launch (M = D) has no steady part: only its probe is timed.
+  relax::Feedback one_launch;
+  one_launch.check_interval = 2;
+  one_launch.max_depth = 2;
+  one_launch.begin_solve(relax::SolveContext{true, false});
+  one_launch.observe({2, 1.0, 1.0, true, 1, 0.2, 1, 0.1});
+  REQUIRE(one_launch.depth() == 2);
+  CHECK(one_launch.times_batch());
+  one_launch.observe({6, 1.0, 1.0, true, 2, 0.3, 2, 0.1});
+  REQUIRE(one_launch.sweeps_before_check() == 2);
+  CHECK_FALSE(one_launch.times_batch());
+  // A residual-scored strategy (BlockAsync<dynamic>) scores every window by its GPU time.
+  relax::Feedback residual;
+  residual.begin_solve(relax::SolveContext{false, false});
+  for (int k = 1; k <= 20; ++k) {
+    CHECK(residual.times_batch());
+    residual.observe({8 * k, std::pow(0.5, k), 1.0, false, residual.depth(), 0.5});
+  }
+  // Ladder steps on rho alone and asks for no timing; a controller without times_batch gets it.
+  CHECK_FALSE(relax::detail::times_batch(relax::Ladder{}));
+  struct Timed {
+    void validate() const {}
+    void begin_solve() {}
+    std::int64_t sweeps_before_check() const { return 8; }
+    void observe(const relax::CheckSample&) {}
+    int depth() const { return 1; }
+  };
+  CHECK(relax::detail::times_batch(Timed{}));
 }
 
 TEST_CASE("Feedback's exact climb with short probes costs a few batches, blocking or overlapped",
@@ -474,7 +535,7 @@ Solves family_run(relax::Feedback& c, const FamilyMachine& m, int solves, double
   for (int k = 0; k < solves; ++k) {
     c.begin_solve(relax::SolveContext{false, true, m.ws_over_l2});
     std::vector<FamilyBatch> batches;
-    std::vector<relax::BatchInfo> in_flight;
+    std::vector<std::pair<relax::BatchInfo, bool>> in_flight;  // and whether it is timed
     std::int64_t sweeps = 0;
     double progress = 0.0;  // in exact sweeps
     bool converged = false;
@@ -483,19 +544,19 @@ Solves family_run(relax::Feedback& c, const FamilyMachine& m, int solves, double
       const relax::BatchInfo b{c.sweeps_before_check(), f.depth, f.family == relax::Family::temporal};
       REQUIRE(c.depth() == f.depth);
       batches.push_back({!b.exact, b.depth, b.sweeps});
-      in_flight.push_back(b);
+      in_flight.emplace_back(b, c.times_batch());
       c.launched(b);
       if (static_cast<int>(in_flight.size()) <= lag) continue;
-      const relax::BatchInfo o = in_flight.front();
+      const auto [o, timed] = in_flight.front();
       in_flight.erase(in_flight.begin());
       const double rate = (o.exact ? m.exact_rate : m.async_rate).at(o.depth);
       sweeps += o.sweeps;
       progress += static_cast<double>(o.sweeps) / (o.exact ? 1.0 : m.factor.at(o.depth));
       converged = progress >= exact_sweeps;
-      const std::int64_t steady = o.sweeps - std::min<std::int64_t>(o.sweeps, o.depth);
+      const std::int64_t steady = timed ? o.sweeps - std::min<std::int64_t>(o.sweeps, o.depth) : 0;
       const double batch_ms = static_cast<double>(o.sweeps) / rate;
-      c.observe({sweeps, converged ? 1e-6 : 1.0, batch_ms + m.check_ms, o.exact, o.depth, batch_ms,
-                 steady, static_cast<double>(steady) / rate});
+      c.observe({sweeps, converged ? 1e-6 : 1.0, batch_ms + m.check_ms, o.exact, o.depth,
+                 timed ? batch_ms : 0.0, steady, static_cast<double>(steady) / rate});
       REQUIRE(sweeps < 100 * exact_sweeps);
     }
     out.push_back(batches);

@@ -43,6 +43,10 @@
 //! climb runs one probe ahead of the evidence: with overlapped checks the next batch is queued
 //! before the probe's result arrives, and it probes the next doubling instead of repeating the
 //! depth under test; if the result says the doubling did not hold, the controller goes back.
+//! Only the first `timed_batches` batches at a depth (the probe included) are timed
+//! (`times_batch`): the events cost host work between a check and the next launch, about 6 µs a
+//! batch on the H200, which in L2 with blocking checks made the controller 10-14% slower than
+//! the same sweeps under `Fixed` (docs/performance-notes.md).
 //!
 //! **Families (`relax::Adaptive`).** In L2 the best static strategy can be asynchronous (on the
 //! H200, BlockAsync<4> beats every exact depth by 5–12% at N = 512, r ≥ 10), and no choice of D
@@ -94,6 +98,9 @@ struct Feedback {
   int settle_checks = 1;   //!< checks ignored after each change of D
   int window = 2;          //!< checks measured per decision
   bool carry_over = true;  //!< start a solve at the depth the last one ended at
+  //! Batches timed at each depth of an exact strategy or `Adaptive`, the probe included; later
+  //! batches there run untimed (`times_batch`).
+  int timed_batches = 4;
 
   void validate() const {
     Fixed(check_interval).validate();
@@ -104,6 +111,7 @@ struct Feedback {
                     climb_slack, "a fraction in [0, 1)");
     detail::require(settle_checks >= 0, "settle_checks", settle_checks, "0 or more");
     detail::require(window >= 1, "window", window, "at least 1 check per decision");
+    detail::require(timed_batches >= 1, "timed_batches", timed_batches, "at least 1 (the probe)");
   }
 
   //! Starts a solve where the solver says what it runs (see the file comment).
@@ -149,9 +157,16 @@ struct Feedback {
 
   //! M, or a probe of two launches (2·D sweeps) at a depth whose speed is not yet measured.
   std::int64_t sweeps_before_check() const {
-    const bool exact_batch = family_ || (exact_known_ && exact_strategy_);
-    const bool probe = async_now_ ? !async_[index(depth_)].speed.known() : exact_batch && !known(depth_);
+    const bool probe = scores_speed() && !current().known();
     return probe ? 2 * static_cast<std::int64_t>(depth_) : check_interval;
+  }
+  //! Whether the solver should time the next batch with CUDA events: always for a
+  //! residual-scored strategy (its windows need the GPU time), and otherwise only until the depth
+  //! has `timed_batches` timed batches, and only where the batch has a steady part to time
+  //! (it is longer than one launch of D sweeps).
+  bool times_batch() const {
+    if (!scores_speed()) return true;
+    return current().batches < timed_batches && sweeps_before_check() > depth_;
   }
   int depth() const { return depth_; }
   //! The family and D of the next batch (`relax::Adaptive`).
@@ -260,10 +275,11 @@ struct Feedback {
     double score() const { return log_drop / ms; }
   };
 
-  // Sweeps and milliseconds measured at one depth, over the run.
+  // Sweeps and milliseconds measured at one depth, over the run, in `batches` timed batches.
   struct Speed {
     double sweeps = 0.0;
     double ms = 0.0;
+    int batches = 0;
     bool known() const { return ms > 0; }
     double rate() const { return known() ? sweeps / ms : 0.0; }
   };
@@ -289,6 +305,10 @@ struct Feedback {
   }
   const Speed& slot(int d) const { return speed_[static_cast<std::size_t>(index(d))]; }
   bool known(int d) const { return in_range(d) && slot(d).known(); }
+  // Depths are scored by sweeps per millisecond (exact batches, Adaptive), not by the residual.
+  bool scores_speed() const { return family_ || (exact_known_ && exact_strategy_); }
+  // The record of the family and depth the next batch runs at.
+  const Speed& current() const { return async_now_ ? async_[index(depth_)].speed : slot(depth_); }
 
   // Adds a batch to the record of the depth (and family) it ran at. The steady part where the
   // solver measured it; a batch of one launch has none and says nothing about speed.
@@ -311,6 +331,7 @@ struct Feedback {
     Speed& into = s.exact ? speed_[static_cast<std::size_t>(index(d))] : async_[index(d)].speed;
     into.sweeps += sweeps;
     into.ms += ms;
+    ++into.batches;
   }
 
   // The exact depth to probe next: the first depth of the chain 1, 2, 4, ... not measured and

@@ -40,6 +40,8 @@ struct Ladder {
   void observe(const CheckSample& s) {
     while (level_ < thresholds.size() && s.rho < thresholds[level_]) ++level_;
   }
+  //! Ladder steps on ρ alone, so the solver need not time its batches.
+  bool times_batch() const { return false; }
   //! How many thresholds ρ has crossed in this solve.
   std::size_t level() const { return level_; }
 

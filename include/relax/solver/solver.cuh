@@ -121,8 +121,8 @@ class Solver {
           std::min(controller_.sweeps_before_check(), options_.max_sweeps - report.sweeps);
       if (batch <= 0) return std::int64_t{0};
       if constexpr (chooses_depth_v<Controller>) {
-        // A controller that chooses D compares depths: give it the GPU time of each batch, and
-        // of its steady part after the first launch (CheckSample::steady_ms).
+        // A controller that chooses D compares depths: give it the GPU time of the batches it
+        // asks to time, and of their steady part after the first launch (CheckSample::steady_ms).
         FamilyChoice c{is_exact_strategy_v<Strategy> ? Family::temporal : Family::blockasync,
                        controller_.depth()};
         if constexpr (std::is_same_v<Strategy, Adaptive>) c = controller_.choice();
@@ -134,14 +134,20 @@ class Solver {
         };
         batch_slot ^= 1;
         BatchTiming& t = batches_[batch_slot];
-        const std::int64_t first = std::min<std::int64_t>(batch, std::max(c.depth, 1));
-        t.start.record(stream);
-        sweep(first);
-        t.steady.record(stream);
-        if (batch > first) sweep(batch - first);
-        t.end.record(stream);
+        t.timed = detail::times_batch(controller_);
+        if (t.timed) {
+          const std::int64_t first = std::min<std::int64_t>(batch, std::max(c.depth, 1));
+          t.start.record(stream);
+          sweep(first);
+          t.steady.record(stream);
+          if (batch > first) sweep(batch - first);
+          t.end.record(stream);
+          t.steady_sweeps = batch - first;
+        } else {
+          sweep(batch);
+          t.steady_sweeps = 0;
+        }
         t.info = {batch, c.depth, c.family == Family::temporal};
-        t.steady_sweeps = batch - first;
         detail::notify_launch(controller_, t.info);
       } else {
         Sweeper<Strategy>::run(stencil_, u, scratch_, b, batch, stream);
@@ -175,9 +181,11 @@ class Solver {
         const BatchTiming& t = batches_[in_flight_slot];
         sample.exact = t.info.exact;
         sample.depth = t.info.depth;
-        sample.batch_ms = elapsed_ms(t.start, t.end);
         sample.steady_sweeps = t.steady_sweeps;
-        sample.steady_ms = t.steady_sweeps > 0 ? elapsed_ms(t.steady, t.end) : 0.0;
+        if (t.timed) {
+          sample.batch_ms = elapsed_ms(t.start, t.end);
+          if (t.steady_sweeps > 0) sample.steady_ms = elapsed_ms(t.steady, t.end);
+        }
       }
       controller_.observe(sample);
       last_check = now;
@@ -225,6 +233,7 @@ class Solver {
   struct BatchTiming {
     Event start, steady, end;  // steady: after the first launch
     BatchInfo info;
+    bool timed = false;  // the controller asked for the events (detail::times_batch)
     std::int64_t steady_sweeps = 0;
   };
   BatchTiming batches_[2];
