@@ -36,11 +36,32 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
 
 using Run = std::function<relax::RunReport(const relax::DiffusionParams&, int check_interval)>;
+
+// What Feedback chose in each step of a run, and what it measured, for the log: per step the
+// family and D it ended on, the sweeps, checks and milliseconds; then the sweeps per millisecond
+// of each depth, and each asynchronous trial's gain over the reference solve.
+std::string feedback_trace(const relax::Feedback& f, const std::vector<relax::SolveReport>& steps,
+                           const std::vector<relax::FamilyChoice>& ends) {
+  std::ostringstream t;
+  t.setf(std::ios::fixed);
+  t.precision(2);
+  t << "  feedback:";
+  for (std::size_t k = 0; k < steps.size(); ++k)
+    t << ' ' << (ends[k].family == relax::Family::temporal ? "T" : "BA") << ends[k].depth << '/'
+      << steps[k].sweeps << '/' << steps[k].checks << '/' << steps[k].time_ms;
+  t << "\n  speeds:";
+  for (int d = 1; d <= 8; d *= 2)
+    if (f.speed(d) > 0) t << " T" << d << ' ' << f.speed(d);
+  for (int d = 2; d <= 8; d *= 2)
+    if (f.async_speed(d) > 0) t << " BA" << d << ' ' << f.async_speed(d) << " (gain " << f.async_gain(d) << ')';
+  return t.str();
+}
 
 template <class Strategy, class Controller>
 relax::RunReport solve(const relax::DiffusionParams& p, Controller controller, relax::CheckMode checks) {
@@ -49,7 +70,15 @@ relax::RunReport solve(const relax::DiffusionParams& p, Controller controller, r
   relax::Solver<relax::Stencil5<float>, Strategy, Controller> solver(p.n, relax::Stencil5<float>(p.r),
                                                                     controller, options);
   relax::DiffusionState<float> state(p, solver.stream());
-  return relax::run_diffusion(solver, state);
+  if constexpr (std::is_same_v<Controller, relax::Feedback>) {
+    std::vector<relax::FamilyChoice> ends;
+    const relax::RunReport run = relax::run_diffusion(
+        solver, state, [&](int, const relax::SolveReport&) { ends.push_back(solver.controller().choice()); });
+    if (p.n > 64) std::printf("%s\n", feedback_trace(solver.controller(), run.steps, ends).c_str());
+    return run;
+  } else {
+    return relax::run_diffusion(solver, state);
+  }
 }
 
 // A strategy name, optionally with the suffix "+overlap" for overlapped convergence checks.

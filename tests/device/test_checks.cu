@@ -102,7 +102,11 @@ TEST_CASE("Feedback on Adaptive solves the run, blocking and overlapped, in eith
   const auto p = relax::testing::diffusion_params(n, r, relax::Source::gaussian);
   relax::SolveOptions opt;
   opt.checks = mode;
-  relax::Solver<relax::Stencil5<float>, relax::Adaptive, relax::Feedback> solver(p.n, relax::Stencil5<float>(p.r), {}, opt);
+  // Trials even where a solve takes few checks (r = 1), so that both families run on the GPU.
+  relax::Feedback feedback;
+  feedback.trial_checks = 0;
+  relax::Solver<relax::Stencil5<float>, relax::Adaptive, relax::Feedback> solver(p.n, relax::Stencil5<float>(p.r),
+                                                                                 feedback, opt);
   relax::DiffusionState<float> state(p, solver.stream());
   const auto run = relax::run_diffusion(solver, state);
   REQUIRE(run.steps.size() == static_cast<std::size_t>(p.steps));

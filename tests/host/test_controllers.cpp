@@ -110,6 +110,9 @@ TEST_CASE("Ladder and Feedback reject bad settings", "[control][validation]") {
   f = {};
   f.timed_batches = 0;
   CHECK_THROWS_WITH(f.validate(), Catch::Contains("timed_batches"));
+  f = {};
+  f.trial_checks = -1;
+  CHECK_THROWS_WITH(f.validate(), Catch::Contains("trial_checks"));
   STATIC_REQUIRE(relax::chooses_depth_v<relax::Ladder>);
   STATIC_REQUIRE(relax::chooses_depth_v<relax::Feedback>);
   STATIC_REQUIRE_FALSE(relax::chooses_depth_v<relax::Fixed>);
@@ -497,7 +500,8 @@ namespace {
 // A run of `solves` solves on relax::Adaptive as the GPU solver drives Feedback (blocking checks,
 // or overlapped with lag = 1). A solve needs `exact_sweeps` exact sweeps, or s(D) times as many
 // asynchronous sweeps at depth D; its check reports convergence once the batches observed add up
-// to that. Speeds in sweeps per millisecond; each check also costs `check_ms` of host time (the
+// to that. Where the solver passes a tolerance `tol`, ln ρ falls linearly with that progress, from
+// 1 to tol after exact_sweeps; otherwise ρ is 1 until the converged check. Speeds in sweeps per millisecond; each check also costs `check_ms` of host time (the
 // round trip). The grids are `ws_over_l2` times the L2 size. Returns the batches of each solve as
 // (asynchronous, depth, sweeps).
 struct FamilyBatch {
@@ -530,10 +534,11 @@ FamilyMachine in_l2() {
   return m;
 }
 
-Solves family_run(relax::Feedback& c, const FamilyMachine& m, int solves, double exact_sweeps, int lag = 0) {
+Solves family_run(relax::Feedback& c, const FamilyMachine& m, int solves, double exact_sweeps, int lag = 0,
+                  double tol = 0.0) {
   Solves out;
   for (int k = 0; k < solves; ++k) {
-    c.begin_solve(relax::SolveContext{false, true, m.ws_over_l2});
+    c.begin_solve(relax::SolveContext{false, true, m.ws_over_l2, 0, tol});
     std::vector<FamilyBatch> batches;
     std::vector<std::pair<relax::BatchInfo, bool>> in_flight;  // and whether it is timed
     std::int64_t sweeps = 0;
@@ -555,8 +560,10 @@ Solves family_run(relax::Feedback& c, const FamilyMachine& m, int solves, double
       converged = progress >= exact_sweeps;
       const std::int64_t steady = timed ? o.sweeps - std::min<std::int64_t>(o.sweeps, o.depth) : 0;
       const double batch_ms = static_cast<double>(o.sweeps) / rate;
-      c.observe({sweeps, converged ? 1e-6 : 1.0, batch_ms + m.check_ms, o.exact, o.depth,
-                 timed ? batch_ms : 0.0, steady, static_cast<double>(steady) / rate});
+      const double rho = tol > 0 ? std::min(std::pow(tol, progress / exact_sweeps), converged ? 0.999 * tol : 1.0)
+                                 : (converged ? 1e-6 : 1.0);
+      c.observe({sweeps, rho, batch_ms + m.check_ms, o.exact, o.depth, timed ? batch_ms : 0.0, steady,
+                 static_cast<double>(steady) / rate});
       REQUIRE(sweeps < 100 * exact_sweeps);
     }
     out.push_back(batches);
@@ -645,6 +652,45 @@ TEST_CASE("Feedback on Adaptive ends the asynchronous trials where they cannot w
     CHECK(solve.front() == FamilyBatch{false, 1, 2});
     for (const auto& b : solve) CHECK_FALSE(b.async);
   }
+}
+
+TEST_CASE("Feedback on Adaptive compares solves by their time to tol, not to their last check",
+          "[control]") {
+  // A solve ends at a check, so its host time is its time to tol plus part of a batch: up to
+  // 1/35 of a solve of 35 checks, as large as the gains compared. With the tolerance the
+  // controller takes ln rho as linear over the last interval; the trial's gain then hardly
+  // depends on where the checks fall.
+  const FamilyMachine m = in_l2();
+  auto gain_spread = [&](double tol) {
+    double lo = 1e9, hi = 0.0;
+    for (double sweeps = 272.0; sweeps <= 286.0; sweeps += 2.0) {
+      relax::Feedback c;
+      family_run(c, m, 4, sweeps, 0, tol);  // the trial (solve 3) is concluded when solve 4 begins
+      REQUIRE(c.async_gain(2) > 0.0);
+      lo = std::min(lo, c.async_gain(2));
+      hi = std::max(hi, c.async_gain(2));
+    }
+    return (hi - lo) / lo;
+  };
+  const double interpolated = gain_spread(1e-5), quantized = gain_spread(0.0);
+  INFO("spread of the BlockAsync<2> gain: " << interpolated << " with tol, " << quantized << " without");
+  CHECK(interpolated < 0.01);
+  CHECK(quantized > 0.02);
+}
+
+TEST_CASE("Feedback on Adaptive runs no trial where a solve takes few checks", "[control]") {
+  // 40 sweeps a solve (the H200 at N = 512, r = 1: 5 checks): a trial could not tell a gain of
+  // a few percent from the first checks and the round trips, so the run stays exact.
+  const FamilyMachine m = in_l2();
+  relax::Feedback c;
+  for (const auto& solve : family_run(c, m, 5, 40.0))
+    for (const auto& b : solve) CHECK_FALSE(b.async);
+  CHECK(c.async_speed(2) == 0.0);
+  // With trial_checks = 0 the same run tries BlockAsync<2> in its third solve.
+  relax::Feedback eager;
+  eager.trial_checks = 0;
+  const Solves run = family_run(eager, m, 3, 40.0);
+  CHECK(run[2].front() == FamilyBatch{true, 2, 4});
 }
 
 TEST_CASE("Feedback never climbs past the deepest D the strategy runs", "[control]") {

@@ -44,9 +44,10 @@
 //! before the probe's result arrives, and it probes the next doubling instead of repeating the
 //! depth under test; if the result says the doubling did not hold, the controller goes back.
 //! Only the first `timed_batches` batches at a depth (the probe included) are timed
-//! (`times_batch`): the events cost host work between a check and the next launch, about 6 µs a
-//! batch on the H200, which in L2 with blocking checks made the controller 10-14% slower than
-//! the same sweeps under `Fixed` (docs/performance-notes.md).
+//! (`times_batch`): the events cost host work between a check and the next launch, and in L2 with
+//! blocking checks timing every batch left Feedback 10.6-13.9% behind `Fixed` running the same
+//! sweeps at N = 1024 on the H200; timing only the first ones, 4.8-7.5%
+//! (docs/performance-notes.md).
 //!
 //! **Families (`relax::Adaptive`).** In L2 the best static strategy can be asynchronous (on the
 //! H200, BlockAsync<4> beats every exact depth by 5–12% at N = 512, r ≥ 10), and no choice of D
@@ -55,20 +56,25 @@
 //! time a whole solve takes, checks included (in L2 the round trip of a check is a large part of
 //! it, and an asynchronous depth that needs 1.8× the sweeps also needs 1.8× the checks). The time
 //! steps of a run need nearly the same number of sweeps (280–288 a step at N = 4096, r = 10), so
-//! whole solves of one run compare. The first solve climbs the exact family; the second runs at
-//! its fastest depth and is the reference (its host time from start to last check); then, one
+//! whole solves of one run compare, by their host time up to the moment ρ crossed tol
+//! (`SolveContext::tol`, with ln ρ taken as linear over the last interval: a solve ends at a check,
+//! so its own end is known only to within a batch, 3% of a solve of 30 checks). The first solve
+//! climbs the exact family; the second runs at its fastest depth and is the reference; then, one
 //! solve each, trials of BlockAsync at D = 2, 4, ... while the last trial held (finished within
 //! `climb_slack` of the best time so far), and every later solve runs the fastest of what was
-//! measured. A trial opens with a probe of two launches; until its speed is known the batches
-//! run at the fastest exact depth (with overlapped checks one batch is queued before the probe
-//! reports). A trial is cut short, the rest of its solve run at the fastest exact depth, as soon
-//! as it cannot win: when its sweeps per millisecond on the GPU are not more than `climb_slack`
-//! above the fastest exact depth's (asynchronous sweeps converge no faster than exact ones), or
-//! when its time passes the best solve time so far by more than `climb_slack`. An asynchronous
-//! depth whose solve breaks down (a NaN or Inf residual) is never chosen again. Out of L2 (`SolveContext::working_set_over_l2` > 1) an asynchronous
-//! sweep moves the bytes of a synchronous one, 2.4–3.2× what exact temporal blocking moves per
-//! sweep there (measured at 0.35–0.72× Sync on the H200), so no trial runs: even its probe would
-//! cost 3% of a run at r = 1.
+//! measured. A trial opens with a probe of two launches; until its speed is known the batches run
+//! at the fastest exact depth (with overlapped checks one batch is queued before the probe
+//! reports). A trial is cut short, the rest of its solve run at the fastest exact depth, as soon as
+//! it cannot win: when its sweeps per millisecond on the GPU are not more than `climb_slack` above
+//! the fastest exact depth's (asynchronous sweeps converge no faster than exact ones), or when its
+//! time passes the best solve time so far by more than `climb_slack`. An asynchronous depth whose
+//! solve breaks down (a NaN or Inf residual) is never chosen again. Trials run only where the
+//! reference solve took at least `trial_checks` (16) checks: a solve of a few checks is mostly its
+//! first checks and round trips, which no family shortens, and at N = 512, r = 1 (5 checks a solve)
+//! the best asynchronous strategy is 1-3% slower than the best exact one. Out of L2
+//! (`SolveContext::working_set_over_l2` > 1) an asynchronous sweep moves the bytes of a synchronous
+//! one, 2.4–3.2× what exact temporal blocking moves per sweep there (measured at 0.35–0.72× Sync on
+//! the H200), so no trial runs: even its probe would cost 3% of a run at r = 1.
 //!
 //! The time steps of a run solve nearly the same system, so by default (`carry_over`) a solve
 //! starts at the depth the previous one ended at (and, for an exact strategy, with the speeds
@@ -101,6 +107,9 @@ struct Feedback {
   //! Batches timed at each depth of an exact strategy or `Adaptive`, the probe included; later
   //! batches there run untimed (`times_batch`).
   int timed_batches = 4;
+  //! `Adaptive`: asynchronous trials run only where the reference solve took at least this many
+  //! checks.
+  int trial_checks = 16;
 
   void validate() const {
     Fixed(check_interval).validate();
@@ -112,6 +121,7 @@ struct Feedback {
     detail::require(settle_checks >= 0, "settle_checks", settle_checks, "0 or more");
     detail::require(window >= 1, "window", window, "at least 1 check per decision");
     detail::require(timed_batches >= 1, "timed_batches", timed_batches, "at least 1 (the probe)");
+    detail::require(trial_checks >= 0, "trial_checks", trial_checks, "0 or more");
   }
 
   //! Starts a solve where the solver says what it runs (see the file comment).
@@ -122,6 +132,7 @@ struct Feedback {
     family_ = context.chooses_family;
     async_may_pay_ = !(context.working_set_over_l2 > 1.0);
     depth_limit_ = context.max_depth;
+    tol_ = context.tol;
     if (depth_ > top()) depth_ = top();
     begin_solve();
     if (family_) plan_solve();
@@ -136,6 +147,7 @@ struct Feedback {
       async_now_ = false;
       exact_sweeps_ = 0;
       exact_ms_ = 0.0;
+      reference_checks_ = 0;
       next_trial_ = 2;
     }
     climbing_ = depth_ < top();
@@ -152,6 +164,9 @@ struct Feedback {
     reference_ = false;
     only_exact_ = true;
     solve_ms_ = 0.0;
+    last_ms_ = 0.0;
+    before_last_rho_ = 0.0;
+    checks_ = 0;
     in_flight_ = {};  // a batch queued ahead of a solve's last check is never observed
   }
 
@@ -382,6 +397,9 @@ struct Feedback {
   void observe_family(const CheckSample& prev, const CheckSample& s) {
     record(prev, s);
     solve_ms_ += s.elapsed_ms;
+    last_ms_ = s.elapsed_ms;
+    before_last_rho_ = prev.rho;
+    ++checks_;
     if (!s.exact) only_exact_ = false;
     if (trial_ == 0) {
       if (!async_now_) decide_exact();  // else settled on an asynchronous depth
@@ -426,13 +444,27 @@ struct Feedback {
       return;
     }
     if (only_exact_) exact_sweeps_ = prev_.sweeps;
-    if (reference_ && only_exact_ && changes_ == 0) exact_ms_ = solve_ms_;
+    if (reference_ && only_exact_ && changes_ == 0) {
+      exact_ms_ = time_to_tol();
+      reference_checks_ = checks_;
+    }
     if (trial_ == 0 || !(exact_ms_ > 0) || !(solve_ms_ > 0)) return;
     Async& a = async_[index(trial_)];
     a.factor = exact_sweeps_ > 0 ? static_cast<double>(prev_.sweeps) / static_cast<double>(exact_sweeps_) : 0.0;
-    a.gain = exact_ms_ / solve_ms_;
+    a.gain = exact_ms_ / time_to_tol();
     const bool held = a.gain >= (1 - climb_slack) * trial_best_;
     next_trial_ = held && 2 * trial_ <= top() ? 2 * trial_ : 0;
+  }
+
+  // The host time of the solve that just ended until ρ fell below tol, with ln ρ taken as linear
+  // in time over the last interval: a solve ends at a check, so its time is known only to within
+  // one batch (3% of a solve of 30 checks), too coarse to compare solves whose times differ by a
+  // few percent. The whole time where that cannot be worked out.
+  double time_to_tol() const {
+    const double last = prev_.rho, before = before_last_rho_;
+    if (!(tol_ > 0) || !(last > 0) || !(last < tol_) || !(before > tol_) || !(last_ms_ > 0)) return solve_ms_;
+    const double reached = std::log(before / tol_) / std::log(before / last);  // in (0, 1)
+    return solve_ms_ - (1 - reached) * last_ms_;
   }
 
   // Chooses this solve's family and D: the exact climb, the reference solve, one trial per solve,
@@ -446,7 +478,8 @@ struct Feedback {
       reference_ = true;
       return;
     }
-    if (next_trial_ != 0 && next_trial_ <= top() && !async_[index(next_trial_)].lost) {
+    if (next_trial_ != 0 && next_trial_ <= top() && !async_[index(next_trial_)].lost &&
+        reference_checks_ >= trial_checks) {
       trial_ = next_trial_;
       trial_best_ = best_gain();
       async_now_ = true;
@@ -520,6 +553,11 @@ struct Feedback {
   bool reference_ = false;           // this solve is the reference solve
   bool only_exact_ = true;           // this solve has run exact batches only
   double solve_ms_ = 0.0;            // host time of this solve so far
+  double last_ms_ = 0.0;             // host time of this solve's last interval between checks
+  double before_last_rho_ = 0.0;     // ρ at the check before the last (0: none in this solve)
+  int checks_ = 0;                   // checks in this solve so far
+  int reference_checks_ = 0;         // checks of the reference solve
+  double tol_ = 0.0;                 // SolveContext::tol; 0: not known
   int depth_limit_ = 0;              // the strategy's deepest D (SolveContext::max_depth); 0: none
 };
 

@@ -64,6 +64,8 @@ struct SolveContext {
   double working_set_over_l2 = 0.0;
   //! The deepest D the strategy runs (`max_depth_v`); 0 where it has no limit.
   int max_depth = 0;
+  //! The solve stops at the first check with ρ below this (`SolveOptions::tol`); 0 where not known.
+  double tol = 0.0;
 };
 
 //! A batch of sweeps just queued: its size, depth and whether it is exact.

@@ -142,7 +142,7 @@ SolveReport solve(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGr
   const auto start = clock::now();
   auto last_check = start;
   scratch = u;  // the ring of both buffers must hold the boundary values
-  relax::detail::begin_solve(controller, {schedule.exact, false});
+  relax::detail::begin_solve(controller, {schedule.exact, false, 0.0, 0, options.tol});
   SolveReport report;
   report.rhs_norm = static_cast<double>(rhs_norm(s, u, b, exec));
   const double scale = report.rhs_norm > 0.0 ? report.rhs_norm : 1.0;

@@ -108,7 +108,7 @@ class Solver {
     timer_.start(stream);
     copy(u, scratch_, stream);  // the workspace needs u's boundary ring
     detail::begin_solve(controller_, {is_exact_strategy_v<Strategy>, std::is_same_v<Strategy, Adaptive>,
-                                      working_set_over_l2_, max_depth_v<Strategy>});
+                                      working_set_over_l2_, max_depth_v<Strategy>, options_.tol});
     SolveReport report;
     report.rhs_norm = static_cast<double>(rhs_norm(stencil_, u, b, slot_, stream));
     const double scale = report.rhs_norm > 0.0 ? report.rhs_norm : 1.0;
