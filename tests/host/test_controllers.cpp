@@ -113,6 +113,9 @@ TEST_CASE("Ladder and Feedback reject bad settings", "[control][validation]") {
   f = {};
   f.trial_checks = -1;
   CHECK_THROWS_WITH(f.validate(), Catch::Contains("trial_checks"));
+  f = {};
+  f.recheck = 1.0;
+  CHECK_THROWS_WITH(f.validate(), Catch::Contains("recheck"));
   STATIC_REQUIRE(relax::chooses_depth_v<relax::Ladder>);
   STATIC_REQUIRE(relax::chooses_depth_v<relax::Feedback>);
   STATIC_REQUIRE_FALSE(relax::chooses_depth_v<relax::Fixed>);
@@ -471,6 +474,39 @@ TEST_CASE("Feedback asks the solver to time a depth's first batches only", "[con
   CHECK(relax::detail::times_batch(Timed{}));
 }
 
+TEST_CASE("Feedback times a depth close to the fastest as often as the fastest before it settles",
+          "[control]") {
+  // The H200 at N = 512: the probe of D = 2 (one launch of 2 sweeps) reads 200 sweeps/ms, its
+  // batches of M 240; D = 4 reads 207 either way.
+  auto batch = [](relax::Feedback& c, std::int64_t& sweeps, double rate) {
+    const int d = c.depth();  // the next batch, its steady part timed at `rate`
+    const std::int64_t n = c.sweeps_before_check(), steady = n - d;
+    sweeps += n;
+    c.observe({sweeps, 1.0, 1.0, true, d, 0.01 + n / rate, steady, steady / rate});
+    return d;
+  };
+  for (double recheck : {0.10, 0.0}) {
+    INFO("recheck " << recheck);
+    relax::Feedback c;
+    c.max_depth = 4;
+    c.recheck = recheck;
+    c.begin_solve(relax::SolveContext{true, false});
+    std::int64_t sweeps = 0;
+    CHECK(batch(c, sweeps, 120.0) == 1);
+    CHECK(batch(c, sweeps, 200.0) == 2);  // the probe reads slow: 4 may hold
+    CHECK(batch(c, sweeps, 207.0) == 4);  // holds; the top
+    CHECK(batch(c, sweeps, 207.0) == 4);
+    if (recheck > 0) {  // D = 4 timed twice, D = 2 once and within 10%: D = 2 runs again
+      REQUIRE(c.depth() == 2);
+      CHECK(batch(c, sweeps, 240.0) == 2);
+      CHECK(c.speed(2) > c.speed(4));
+      CHECK(c.depth() == 2);
+    } else {  // trusting the probe, the run stays at D = 4
+      CHECK(c.depth() == 4);
+    }
+  }
+}
+
 TEST_CASE("Feedback's exact climb with short probes costs a few batches, blocking or overlapped",
           "[control]") {
   // Out of L2: D = 8 is fastest (the H200 at N = 16384: about 3.2x D = 1).
@@ -479,10 +515,12 @@ TEST_CASE("Feedback's exact climb with short probes costs a few batches, blockin
   CHECK(exact_batches(blocking, rate_at, 6, 0) == Batches{{1, 2}, {2, 4}, {4, 8}, {8, 16}, {8, 8}, {8, 8}});
   // Overlapped: each probe's result arrives after the next batch is queued. That batch probes the
   // next doubling instead of repeating the depth under test, so the probes cost what they cost
-  // blocking, and one batch at D = 8 waits for the last result.
+  // blocking, and one batch at D = 8 waits for the last result. D = 4, within `recheck` (10%) of
+  // D = 8 and timed once where D = 8 was timed twice, then runs until it has been timed as often
+  // (two batches: one more is queued before the first reports), and the run goes back to 8.
   relax::Feedback overlapped;
-  CHECK(exact_batches(overlapped, rate_at, 7, 1) ==
-        Batches{{1, 2}, {2, 4}, {4, 8}, {8, 16}, {8, 16}, {8, 8}, {8, 8}});
+  CHECK(exact_batches(overlapped, rate_at, 9, 1) ==
+        Batches{{1, 2}, {2, 4}, {4, 8}, {8, 16}, {8, 16}, {8, 8}, {4, 8}, {4, 8}, {8, 8}});
   CHECK(overlapped.speed(8) == Approx(32.0));
   // In L2 (N = 512): D = 2 is fastest and 4 does not hold. Overlapped, the run has queued the
   // probe at 8 before it learns that, and comes back to 2.
@@ -628,15 +666,21 @@ TEST_CASE("Feedback on Adaptive ends the asynchronous trials where they cannot w
   for (const auto& solve : family_run(c, m, 4, 280.0))
     for (const auto& b : solve) CHECK_FALSE(b.async);
   CHECK(c.async_speed(2) == 0.0);
-  // Not told (or wrongly told they fit), it ends the trial after the probe: slower per sweep
-  // than exact D = 8, BlockAsync<2> cannot win whatever its sweep count.
+  // Not told (or wrongly told they fit), it ends the trial once its probe and one batch of M
+  // (two timed batches: a probe alone reads slow) say it is slower per sweep than exact D = 8:
+  // BlockAsync<2> cannot win whatever its sweep count. Overlapped, an exact batch runs while the
+  // probe is in flight, and one more asynchronous batch while the second is.
   for (int lag : {0, 1}) {
     INFO((lag ? "overlapped" : "blocking") << " checks");
     m.ws_over_l2 = 0.0;
     relax::Feedback unsure;
     const Solves run = family_run(unsure, m, 5, 280.0, lag);
-    CHECK(run[2].front() == FamilyBatch{true, 2, 4});
-    for (std::size_t k = 1; k < run[2].size(); ++k) CHECK(run[2][k] == FamilyBatch{false, 8, 8});
+    const std::vector<FamilyBatch> trial =
+        lag == 0 ? std::vector<FamilyBatch>{{true, 2, 4}, {true, 2, 8}}
+                 : std::vector<FamilyBatch>{{true, 2, 4}, {false, 8, 8}, {true, 2, 8}, {true, 2, 8}};
+    REQUIRE(run[2].size() > trial.size());
+    for (std::size_t k = 0; k < run[2].size(); ++k)
+      CHECK(run[2][k] == (k < trial.size() ? trial[k] : FamilyBatch{false, 8, 8}));
     for (const auto& b : run[3]) CHECK(b == FamilyBatch{false, 8, 8});
     CHECK(unsure.async_speed(2) == Approx(9.0));
     CHECK(unsure.async_speed(4) == 0.0);  // never run

@@ -110,6 +110,9 @@ struct Feedback {
   //! `Adaptive`: asynchronous trials run only where the reference solve took at least this many
   //! checks.
   int trial_checks = 16;
+  //! Depths measured within this fraction of the fastest are timed as often as it before the
+  //! choice is final (exact strategies, `Adaptive`).
+  double recheck = 0.10;
 
   void validate() const {
     Fixed(check_interval).validate();
@@ -122,6 +125,8 @@ struct Feedback {
     detail::require(window >= 1, "window", window, "at least 1 check per decision");
     detail::require(timed_batches >= 1, "timed_batches", timed_batches, "at least 1 (the probe)");
     detail::require(trial_checks >= 0, "trial_checks", trial_checks, "0 or more");
+    detail::require(std::isfinite(recheck) && recheck >= 0 && recheck < 1, "recheck", recheck,
+                    "a fraction in [0, 1)");
   }
 
   //! Starts a solve where the solver says what it runs (see the file comment).
@@ -381,8 +386,25 @@ struct Feedback {
       return;
     }
     const int fastest = fastest_exact();
+    if (const int d = unsettled(fastest); d != 0) {
+      if (d != depth_) change(d);
+      return;
+    }
     if (fastest != depth_ && (!known(depth_) || speed(fastest) > (1 + climb_slack) * speed(depth_)))
       change(fastest);
+  }
+
+  // A depth measured within `recheck` of the fastest, but timed fewer times than it; 0 if none.
+  // A probe times one short launch, and a short launch reads slow (the start of the kernel after
+  // an event weighs more in it): on the H200 at N = 512 the probe of exact D = 2 read about 200
+  // sweeps/ms where its batches of M read 240, and the climb settled on D = 4 (207), 10% slower
+  // in a solve. So a depth that close runs, timed, until it has been measured as often.
+  int unsettled(int fastest) const {
+    const int enough = std::min(timed_batches, slot(fastest).batches);
+    for (int d = 1; d <= top(); d *= 2)
+      if (d != fastest && known(d) && slot(d).batches < enough && speed(d) >= (1 - recheck) * speed(fastest))
+        return d;
+    return 0;
   }
 
   // --- Families (Adaptive) ---
@@ -407,8 +429,11 @@ struct Feedback {
     }
     const Speed& v = async_[index(trial_)].speed;
     if (!v.known()) return;
-    if (v.rate() <= (1 + climb_slack) * speed(fastest_exact())) {
-      end_trial_early();  // slower per sweep than exact sweeps, and needing more of them
+    // Slower per sweep than exact sweeps, and needing more of them: it cannot win. Judged on two
+    // timed batches where there can be two (the probe's single launch reads slow: unsettled()).
+    const bool confirmed = v.batches >= 2 || check_interval <= trial_;
+    if (v.rate() <= (1 + climb_slack) * speed(fastest_exact()) && confirmed) {
+      end_trial_early();
       return;
     }
     if (hedging_) {  // the probe reported and may win: the trial goes on
