@@ -49,7 +49,8 @@ BASE_ORDER = ("sync", "temporal2", "temporal4", "temporal8", "blockasync2", "blo
               "blockasync8") + ADAPTIVE
 MIN_BLOCKING_STATIC = 3          # fewer blocking static strategies: no meaningful baseline
 BYTES_PER_UPDATE = 12            # read u, read b, write u' (float32)
-SLOWDOWN_STRATEGIES = ("feedback", "auto", "feedback+overlap", "auto+overlap")
+SLOWDOWN_STRATEGIES = ("feedback", "feedback-exact", "auto", "feedback+overlap", "feedback-exact+overlap",
+                       "auto+overlap")
 HEATMAP_STRATEGIES = ("temporal2", "temporal4", "temporal8", "blockasync4", "blockasync8",
                       "feedback", "auto", "auto+overlap")
 BANDWIDTH_STRATEGIES = ("sync", "temporal4", "temporal8", "auto")
