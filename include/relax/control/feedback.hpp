@@ -395,10 +395,10 @@ struct Feedback {
   }
 
   // A depth measured within `recheck` of the fastest, but timed fewer times than it; 0 if none.
-  // A probe times one short launch, and a short launch reads slow (the start of the kernel after
-  // an event weighs more in it): on the H200 at N = 512 the probe of exact D = 2 read about 200
-  // sweeps/ms where its batches of M read 240, and the climb settled on D = 4 (207), 10% slower
-  // in a solve. So a depth that close runs, timed, until it has been measured as often.
+  // A probe times one short launch, and a short launch can read slow: on the H200 at N = 512 the
+  // probe of exact D = 2 read about 200 sweeps/ms where its batches of M read 240, and the climb
+  // settled on D = 4 (207), 10% slower in a solve. So a depth that close runs, timed, until it
+  // has been measured as often.
   int unsettled(int fastest) const {
     const int enough = std::min(timed_batches, slot(fastest).batches);
     for (int d = 1; d <= top(); d *= 2)
