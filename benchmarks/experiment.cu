@@ -65,7 +65,8 @@ std::string feedback_trace(const relax::Feedback& f, const std::vector<relax::So
   for (int d = 1; d <= 8; d *= 2)
     if (f.speed(d) > 0) t << " T" << d << ' ' << f.speed(d);
   for (int d = 2; d <= 8; d *= 2)
-    if (f.async_speed(d) > 0) t << " BA" << d << ' ' << f.async_speed(d) << " (gain " << f.async_gain(d) << ')';
+    if (f.async_speed(d) > 0)
+      t << " BA" << d << ' ' << f.async_speed(d) << " (gain " << f.async_gain(d) << ')';
   return t.str();
 }
 

@@ -105,8 +105,8 @@ TEST_CASE("Feedback on Adaptive solves the run, blocking and overlapped, in eith
   // Trials even where a solve takes few checks (r = 1), so that both families run on the GPU.
   relax::Feedback feedback;
   feedback.trial_checks = 0;
-  relax::Solver<relax::Stencil5<float>, relax::Adaptive, relax::Feedback> solver(p.n, relax::Stencil5<float>(p.r),
-                                                                                 feedback, opt);
+  relax::Solver<relax::Stencil5<float>, relax::Adaptive, relax::Feedback> solver(
+      p.n, relax::Stencil5<float>(p.r), feedback, opt);
   relax::DiffusionState<float> state(p, solver.stream());
   const auto run = relax::run_diffusion(solver, state);
   REQUIRE(run.steps.size() == static_cast<std::size_t>(p.steps));

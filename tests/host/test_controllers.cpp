@@ -539,9 +539,10 @@ namespace {
 // or overlapped with lag = 1). A solve needs `exact_sweeps` exact sweeps, or s(D) times as many
 // asynchronous sweeps at depth D; its check reports convergence once the batches observed add up
 // to that. Where the solver passes a tolerance `tol`, ln ρ falls linearly with that progress, from
-// 1 to tol after exact_sweeps; otherwise ρ is 1 until the converged check. Speeds in sweeps per millisecond; each check also costs `check_ms` of host time (the
-// round trip). The grids are `ws_over_l2` times the L2 size. Returns the batches of each solve as
-// (asynchronous, depth, sweeps).
+// 1 to tol after exact_sweeps; otherwise ρ is 1 until the converged check. Speeds in sweeps per
+// millisecond; each check also costs `check_ms` of host time (the round trip). The grids are
+// `ws_over_l2` times the L2 size. Returns the batches of each solve as (asynchronous, depth,
+// sweeps).
 struct FamilyBatch {
   bool async;
   int depth;
@@ -598,7 +599,8 @@ Solves family_run(relax::Feedback& c, const FamilyMachine& m, int solves, double
       converged = progress >= exact_sweeps;
       const std::int64_t steady = timed ? o.sweeps - std::min<std::int64_t>(o.sweeps, o.depth) : 0;
       const double batch_ms = static_cast<double>(o.sweeps) / rate;
-      const double rho = tol > 0 ? std::min(std::pow(tol, progress / exact_sweeps), converged ? 0.999 * tol : 1.0)
+      const double rho = tol > 0 ? std::min(std::pow(tol, progress / exact_sweeps),
+                                            converged ? 0.999 * tol : 1.0)
                                  : (converged ? 1e-6 : 1.0);
       c.observe({sweeps, rho, batch_ms + m.check_ms, o.exact, o.depth, timed ? batch_ms : 0.0, steady,
                  static_cast<double>(steady) / rate});

@@ -71,7 +71,7 @@
 //! solve breaks down (a NaN or Inf residual) is never chosen again. Trials run only where the
 //! reference solve took at least `trial_checks` (16) checks: a solve of a few checks is mostly its
 //! first checks and round trips, which no family shortens, and at N = 512, r = 1 (5 checks a solve)
-//! the best asynchronous strategy is 1-3% slower than the best exact one. Out of L2
+//! the best asynchronous strategy is no more than 0.4% faster than the best exact one. Out of L2
 //! (`SolveContext::working_set_over_l2` > 1) an asynchronous sweep moves the bytes of a synchronous
 //! one, 2.4–3.2× what exact temporal blocking moves per sweep there (measured at 0.35–0.72× Sync on
 //! the H200), so no trial runs: even its probe would cost 3% of a run at r = 1.
