@@ -18,7 +18,7 @@
 #include <relax/reference/tiled.hpp>
 #include <relax/sparse/csr.hpp>
 #include <relax/sparse/matrix_market.hpp>
-#include <relax/stencil/arithmetic.hpp>
+#include <relax/core/arith.hpp>
 #include <relax/stencil/grid.hpp>
 #include <relax/stencil/poisson5.hpp>
 #include <relax/stencil/stencil5.hpp>

@@ -3,7 +3,7 @@
 // A = (1 + 2rx + 2ry) I − rx (E + W) − ry (N + S), written in relax::arith operations.
 
 #include <relax/config.hpp>
-#include <relax/stencil/arithmetic.hpp>
+#include <relax/core/arith.hpp>
 
 namespace relax::testing {
 

@@ -3,7 +3,7 @@
 //! Element-wise vector operations shared by Jacobi and CG.
 
 #include <relax/core/cuda_check.hpp>
-#include <relax/stencil/arithmetic.hpp>
+#include <relax/core/arith.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -11,7 +11,7 @@
 #include <relax/core/buffer.hpp>
 #include <relax/core/cuda_check.hpp>
 #include <relax/core/stream.hpp>
-#include <relax/stencil/arithmetic.hpp>
+#include <relax/core/arith.hpp>
 
 #include <cub/block/block_reduce.cuh>
 #include <cuda/atomic>

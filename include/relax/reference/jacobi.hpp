@@ -11,7 +11,7 @@
 
 #include <relax/control/fixed.hpp>
 #include <relax/core/report.hpp>
-#include <relax/stencil/arithmetic.hpp>
+#include <relax/core/arith.hpp>
 #include <relax/stencil/grid.hpp>
 #include <relax/stencil/traits.hpp>
 

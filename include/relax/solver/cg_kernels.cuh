@@ -11,7 +11,7 @@
 
 #include <relax/primitives/cg_updates.cuh>
 #include <relax/primitives/reduce.cuh>
-#include <relax/stencil/arithmetic.hpp>
+#include <relax/core/arith.hpp>
 #include <relax/stencil/poisson5.hpp>
 
 #include <cooperative_groups.h>

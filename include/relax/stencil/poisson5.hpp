@@ -7,7 +7,7 @@
 //! on n × n unknowns stored row-major, with zero Dirichlet values outside.
 
 #include <relax/config.hpp>
-#include <relax/stencil/arithmetic.hpp>
+#include <relax/core/arith.hpp>
 
 #include <cstdint>
 

@@ -9,7 +9,7 @@
 
 #include <relax/config.hpp>
 #include <relax/core/error.hpp>
-#include <relax/stencil/arithmetic.hpp>
+#include <relax/core/arith.hpp>
 
 #include <cmath>
 #include <type_traits>
