@@ -70,7 +70,7 @@ def tree_to_cpp(tree, names, labels):
         left, right = t.children_left[node], t.children_right[node]
         if leaf(node) or (leaf(left) and leaf(right) and label(left) == label(right)):
             fam, depth = family_and_depth(label(node))
-            lines.append(f"{pad}return {{AutoFamily::{fam}, {depth}}};")
+            lines.append(f"{pad}return {{Family::{fam}, {depth}}};")
             return
         lines.append(f"{pad}if ({names[t.feature[node]]} <= {float(t.threshold[node])!r}) {{")
         walk(t.children_left[node], indent + 1)
@@ -120,18 +120,13 @@ def main(argv):
 //! {accuracy:.3f} (exact labels), mean leave-one-out slowdown {loo_slowdown:.2f}% against the best
 //! static strategy.
 
+#include <relax/core/family.hpp>
+
 namespace relax {{
-
-enum class AutoFamily {{ sync, temporal, blockasync }};
-
-struct AutoChoice {{
-  AutoFamily family;
-  int depth;
-}};
 
 //! The strategy the tree picks for a working set of `ws_over_l2` times the L2 size (12 bytes per
 //! point) and coupling `r`.
-constexpr AutoChoice auto_choice(double ws_over_l2, double r) {{
+constexpr FamilyChoice auto_choice(double ws_over_l2, double r) {{
   (void)ws_over_l2;
   (void)r;
 {body}

@@ -7,10 +7,13 @@
 #include <relax/control/feedback.hpp>
 #include <relax/control/fixed.hpp>
 #include <relax/control/ladder.hpp>
+#include <relax/control/stop.hpp>
+#include <relax/core/arith.hpp>
 #include <relax/core/cg_report.hpp>
 #include <relax/core/error.hpp>
 #include <relax/core/family.hpp>
 #include <relax/core/report.hpp>
+#include <relax/domain/grid.hpp>
 #include <relax/problem/diffusion.hpp>
 #include <relax/reference/cg.hpp>
 #include <relax/reference/diffusion.hpp>
@@ -18,10 +21,9 @@
 #include <relax/reference/tiled.hpp>
 #include <relax/sparse/csr.hpp>
 #include <relax/sparse/matrix_market.hpp>
-#include <relax/core/arith.hpp>
-#include <relax/stencil/grid.hpp>
 #include <relax/stencil/poisson5.hpp>
 #include <relax/stencil/stencil5.hpp>
+#include <relax/stencil/stencil7.hpp>
 #include <relax/stencil/traits.hpp>
 #include <relax/strategy/adaptive.hpp>
 #include <relax/strategy/auto.hpp>
@@ -33,6 +35,7 @@
 #include <relax/core/cuda_check.hpp>
 #include <relax/core/device.hpp>
 #include <relax/core/stream.hpp>
+#include <relax/domain/device_grid.hpp>
 #include <relax/primitives/blas1.cuh>
 #include <relax/primitives/dot.cuh>
 #include <relax/primitives/max_norm.cuh>
@@ -40,12 +43,11 @@
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
 #include <relax/sparse/device_csr.cuh>
-#include <relax/stencil/device_grid.hpp>
 #include <relax/stencil/poisson5.cuh>
-#include <relax/stencil/residual.cuh>
 #include <relax/strategy/adaptive.cuh>
 #include <relax/strategy/auto.cuh>
 #include <relax/strategy/column_stream.cuh>
+#include <relax/strategy/residual.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
 #endif

@@ -6,7 +6,7 @@
 
 #include <relax/reference/jacobi.hpp>
 #include <relax/solver/solver.cuh>
-#include <relax/stencil/residual.cuh>
+#include <relax/strategy/residual.cuh>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/strategy/sync.cuh>
 

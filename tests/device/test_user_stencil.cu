@@ -8,7 +8,7 @@
 
 #include <relax/core/stream.hpp>
 #include <relax/reference/tiled.hpp>
-#include <relax/stencil/residual.cuh>
+#include <relax/strategy/residual.cuh>
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>

@@ -1,7 +1,7 @@
 // Grid layout: aligned interior rows, 64-bit offsets, views that agree with element access.
 #include <catch2/catch.hpp>
 
-#include <relax/stencil/grid.hpp>
+#include <relax/domain/grid.hpp>
 
 #include <cstdint>
 

@@ -1,7 +1,7 @@
 #pragma once
 // Test helpers: awkward grid contents and bit-exact comparison.
 
-#include <relax/stencil/grid.hpp>
+#include <relax/domain/grid.hpp>
 
 #include <cstdint>
 #include <cstring>

@@ -22,6 +22,7 @@
 #include <relax/config.hpp>
 #include <relax/core/arith.hpp>
 #include <relax/core/error.hpp>
+#include <relax/core/report.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -92,5 +93,15 @@ struct StopCriterion {
     return StopReason::go_on;
   }
 };
+
+//! The stop criteria of a Jacobi solve: ρ < `tol`, or `max_sweeps`.
+inline StopCriterion criterion(const SolveOptions& o) { return {o.tol, 0.0, o.max_sweeps}; }
+
+//! The status of a Jacobi solve that the stop criterion ended with `r` (not `StopReason::go_on`).
+inline SolveStatus to_solve_status(StopReason r) {
+  return r == StopReason::converged ? SolveStatus::converged
+         : r == StopReason::cap     ? SolveStatus::sweep_cap
+                                    : SolveStatus::non_finite;
+}
 
 }  // namespace relax

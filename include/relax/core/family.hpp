@@ -1,15 +1,25 @@
 #pragma once
 //! \file
-//! `Family` and `FamilyChoice`: what a controller chooses for `relax::Adaptive` (shared by the
-//! controllers in `control/` and the sweeper in `strategy/`).
+//! `Family` and `FamilyChoice`: the kinds of sweep schedule, as a strategy tag names its own and
+//! as a controller or `relax::Auto` chooses one (shared by `control/` and `strategy/`).
 
 namespace relax {
 
-//! The two families `relax::Adaptive` runs: exact temporal blocking
-//! (`TemporalBlock<D, ColumnStream>`) and block-asynchronous Jacobi (`BlockAsync<D>`).
-enum class Family { temporal, blockasync };
+//! Synchronous sweeps (`Sync`), exact temporal blocking (`TemporalBlock<D, ...>`) and
+//! block-asynchronous Jacobi (`BlockAsync<D>`).
+enum class Family { sync, temporal, blockasync };
 
-//! A family and its depth D, as a controller chooses them for `relax::Adaptive`.
+inline const char* to_string(Family f) {
+  switch (f) {
+    case Family::sync: return "sync";
+    case Family::temporal: return "temporal";
+    case Family::blockasync: return "blockasync";
+  }
+  return "unknown";
+}
+
+//! A family and its depth D, as a controller chooses them for `relax::Adaptive` and the decision
+//! tree for `relax::Auto` (depth 1 for `Family::sync`).
 struct FamilyChoice {
   Family family = Family::temporal;
   int depth = 1;

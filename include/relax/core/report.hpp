@@ -89,7 +89,7 @@ struct SolveReport {
 
 //! The outcome of a run of time steps.
 struct RunReport {
-  std::int64_t n = 0;                //!< interior points per side
+  std::int64_t points = 0;           //!< interior points of the box
   std::vector<SolveReport> steps;    //!< one per time step performed
   double time_ms = 0.0;              //!< all steps, right-hand sides and checks included
 
@@ -105,8 +105,7 @@ struct RunReport {
   }
   //! Lattice updates per second over the whole run, in units of 10⁹.
   double gups() const {
-    return time_ms > 0 ? static_cast<double>(sweeps()) * static_cast<double>(n) *
-                             static_cast<double>(n) / (time_ms * 1e6)
+    return time_ms > 0 ? static_cast<double>(sweeps()) * static_cast<double>(points) / (time_ms * 1e6)
                        : 0.0;
   }
 };

@@ -6,6 +6,7 @@
 #include <relax/problem/diffusion.hpp>
 #include <relax/reference/jacobi.hpp>
 #include <relax/stencil/stencil5.hpp>
+#include <relax/stencil/stencil7.hpp>
 
 #include <chrono>
 #include <type_traits>
@@ -14,22 +15,17 @@
 
 namespace relax::reference {
 
-//! Runs `p.steps` implicit diffusion steps on the host. Stops after a step that does not
-//! converge. `controller` decides the checks (and D, with a tiled `schedule`); `on_step(step,
-//! report)` is called after each step; `solution`, if given, receives the final state.
-template <class T, class Controller, class Schedule = SyncSchedule,
-          class = std::enable_if_t<is_controller_v<Controller>>>
-RunReport run_diffusion(const DiffusionParams& p, Controller controller, const SolveOptions& options,
-                        Exec exec = {}, HostGrid<T>* solution = nullptr,
-                        const std::function<void(int, const SolveReport&)>& on_step = {},
-                        const Schedule& schedule = {}) {
-  p.validate();
-  const Stencil5<T> stencil(p.r);
+//! `run_diffusion` with the stencil `stencil` (of the problem's rank).
+template <class S, class Controller, class Schedule, class T = typename S::value_type>
+RunReport run_diffusion_with(const S& stencil, const DiffusionParams& p, Controller controller,
+                             const SolveOptions& options, Exec exec, HostGrid<T>* solution,
+                             const std::function<void(int, const SolveReport&)>& on_step,
+                             const Schedule& schedule) {
   HostGrid<T> u = initial_state<T>(p);
   const HostGrid<T> f = source_term<T>(p);
-  HostGrid<T> b(p.n), scratch(p.n);
+  HostGrid<T> b(u.layout()), scratch(u.layout());
   RunReport run;
-  run.n = p.n;
+  run.points = u.layout().points();
   const auto start = std::chrono::steady_clock::now();
   for (int step = 0; step < p.steps; ++step) {
     add(u, f, b);
@@ -41,6 +37,21 @@ RunReport run_diffusion(const DiffusionParams& p, Controller controller, const S
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (solution) *solution = std::move(u);
   return run;
+}
+
+//! Runs `p.steps` implicit diffusion steps on the host. Stops after a step that does not
+//! converge. `controller` decides the checks (and D, with a tiled `schedule`); `on_step(step,
+//! report)` is called after each step; `solution`, if given, receives the final state.
+template <class T, class Controller, class Schedule = SyncSchedule,
+          class = std::enable_if_t<is_controller_v<Controller>>>
+RunReport run_diffusion(const DiffusionParams& p, Controller controller, const SolveOptions& options,
+                        Exec exec = {}, HostGrid<T>* solution = nullptr,
+                        const std::function<void(int, const SolveReport&)>& on_step = {},
+                        const Schedule& schedule = {}) {
+  p.validate();
+  if (p.dims == 3)
+    return run_diffusion_with(Stencil7<T>(p.r), p, controller, options, exec, solution, on_step, schedule);
+  return run_diffusion_with(Stencil5<T>(p.r), p, controller, options, exec, solution, on_step, schedule);
 }
 
 //! `run_diffusion` checking every `check_interval` sweeps (the `Fixed` controller).

@@ -10,9 +10,11 @@
 //! shared the solver's loop would share its bugs.
 
 #include <relax/control/fixed.hpp>
-#include <relax/core/report.hpp>
+#include <relax/control/stop.hpp>
 #include <relax/core/arith.hpp>
-#include <relax/stencil/grid.hpp>
+#include <relax/core/report.hpp>
+#include <relax/domain/grid.hpp>
+#include <relax/domain/shape.hpp>
 #include <relax/stencil/traits.hpp>
 
 #include <algorithm>
@@ -42,34 +44,69 @@ struct Exec {
   }
 };
 
+namespace detail {
+//! Calls `row(k, i)` for every interior row (k = 0 in 2D), in parallel over rows.
+template <int Rank, class Row>
+void for_each_row(const relax::detail::Shape& g, Exec exec, Row&& row) {
+  const std::int64_t rows = g.ny * (Rank == 3 ? g.nz : 1);
+  const int threads = exec.resolved_threads();
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (std::int64_t r = 0; r < rows; ++r)
+    row(Rank == 3 ? r / g.ny + 1 : 0, r % g.ny + 1);
+}
+
+//! Throws unless the grids of a system have the layout of `u` and the stencil's rank.
+template <class S, class T>
+void require_system(const HostGrid<T>& u, const HostGrid<T>& b, const char* what_b) {
+  relax::detail::require_layout(b.layout(), u.layout(), what_b);
+  relax::detail::require(u.layout().rank() == S::rank, "u", u.extents().to_text(),
+                         "a grid of the stencil's rank");
+}
+
+//! The address of point (0, 0[, 0]) of a host grid, what `Shape` offsets count from.
+template <class T>
+T* origin(HostGrid<T>& g) { return g.storage().data() + g.layout().lead; }
+template <class T>
+const T* origin(const HostGrid<T>& g) { return g.storage().data() + g.layout().lead; }
+}  // namespace detail
+
 //! One Jacobi sweep of the interior: out = update(u). The ring of `out` is not touched.
 template <class S, class T = typename S::value_type>
 void sweep(const S& s, const HostGrid<T>& u, HostGrid<T>& out, const HostGrid<T>& b, Exec exec = {}) {
   static_assert(is_stencil_v<S>, "relax::reference::sweep: S is not a stencil (see is_stencil_v)");
-  detail::require_layout(out.layout(), u.layout(), "out");
-  detail::require_layout(b.layout(), u.layout(), "b");
-  const std::int64_t n = u.n();
-  const int threads = exec.resolved_threads();
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-  for (std::int64_t i = 1; i <= n; ++i)
-    for (std::int64_t j = 1; j <= n; ++j)
-      out(i, j) = s.update(b(i, j), u(i - 1, j), u(i + 1, j), u(i, j + 1), u(i, j - 1));
+  relax::detail::require_layout(out.layout(), u.layout(), "out");
+  detail::require_system<S>(u, b, "b");
+  const relax::detail::Shape g = relax::detail::shape_of(u.layout());
+  const T* pu = detail::origin(u);
+  const T* pb = detail::origin(b);
+  T* po = detail::origin(out);
+  detail::for_each_row<S::rank>(g, exec, [&](std::int64_t k, std::int64_t i) {
+    for (std::int64_t j = 1; j <= g.nx; ++j) {
+      const std::int64_t at = g.at(k, i, j);
+      po[at] = s.update(relax::detail::gather<S::rank>(pu, at, g), g.point<S::rank>(k, i, j), pb[at]);
+    }
+  });
 }
 
 namespace detail {
-//! max over interior points of |s.residual(b, c, nbrs)|, where `value(i, j)` supplies u.
-template <class S, class T, class Value>
-T residual_max(const S& s, const HostGrid<T>& b, Value value, Exec exec) {
-  const std::int64_t n = b.n();
+//! max over interior points of |s.residual(u, at, b)|, where `nbrs(k, i, j, at)` supplies the
+//! neighbourhood of point (k, i, j) at offset `at`.
+template <class S, class T, class Nbrs>
+T residual_max(const S& s, const HostGrid<T>& b, Nbrs nbrs, Exec exec) {
+  const relax::detail::Shape g = relax::detail::shape_of(b.layout());
+  const T* pb = origin(b);
+  const std::int64_t rows = g.ny * (S::rank == 3 ? g.nz : 1);
   const int threads = exec.resolved_threads();
   arith::bits_t<T> best = 0;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1) reduction(max : best)
-  for (std::int64_t i = 1; i <= n; ++i)
-    for (std::int64_t j = 1; j <= n; ++j) {
-      const T r = s.residual(b(i, j), value(i, j), value(i - 1, j), value(i + 1, j),
-                             value(i, j + 1), value(i, j - 1));
-      best = std::max(best, arith::abs_bits(r));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t k = S::rank == 3 ? r / g.ny + 1 : 0, i = r % g.ny + 1;
+    for (std::int64_t j = 1; j <= g.nx; ++j) {
+      const std::int64_t at = g.at(k, i, j);
+      const T res = s.residual(nbrs(k, i, j, at), g.point<S::rank>(k, i, j), pb[at]);
+      best = std::max(best, arith::abs_bits(res));
     }
+  }
   return arith::from_bits<T>(best);
 }
 }  // namespace detail
@@ -77,21 +114,36 @@ T residual_max(const S& s, const HostGrid<T>& b, Value value, Exec exec) {
 //! ‖b − A u‖∞ over the interior, in the stencil's difference form.
 template <class S, class T = typename S::value_type>
 T residual_norm(const S& s, const HostGrid<T>& u, const HostGrid<T>& b, Exec exec = {}) {
-  relax::detail::require_layout(b.layout(), u.layout(), "b");
-  return detail::residual_max(s, b, [&](std::int64_t i, std::int64_t j) { return u(i, j); }, exec);
+  detail::require_system<S>(u, b, "b");
+  const relax::detail::Shape g = relax::detail::shape_of(u.layout());
+  const T* pu = detail::origin(u);
+  return detail::residual_max(
+      s, b, [&](std::int64_t, std::int64_t, std::int64_t, std::int64_t at) {
+        return relax::detail::gather<S::rank>(pu, at, g);
+      }, exec);
 }
 
 //! ‖b‖∞ of the interior system: b plus the boundary values that A couples in from the ring of
 //! `u`, i.e. the residual of a zero interior.
 template <class S, class T = typename S::value_type>
 T rhs_norm(const S& s, const HostGrid<T>& u, const HostGrid<T>& b, Exec exec = {}) {
-  relax::detail::require_layout(b.layout(), u.layout(), "b");
-  const std::int64_t edge = u.n() + 1;
+  detail::require_system<S>(u, b, "b");
+  const relax::detail::Shape g = relax::detail::shape_of(u.layout());
+  const T* pu = detail::origin(u);
+  auto ring = [&](std::int64_t k, std::int64_t i, std::int64_t j) {
+    const bool edge = i == 0 || j == 0 || i == g.ny + 1 || j == g.nx + 1 ||
+                      (S::rank == 3 && (k == 0 || k == g.nz + 1));
+    return edge ? pu[g.at(k, i, j)] : T(0);
+  };
   return detail::residual_max(
       s, b,
-      [&](std::int64_t i, std::int64_t j) {
-        const bool ring = i == 0 || j == 0 || i == edge || j == edge;
-        return ring ? u(i, j) : T(0);
+      [&](std::int64_t k, std::int64_t i, std::int64_t j, std::int64_t) {
+        if constexpr (S::rank == 2) {
+          return Neighbours<T, 2>{T(0), ring(k, i - 1, j), ring(k, i + 1, j), ring(k, i, j + 1), ring(k, i, j - 1)};
+        } else {
+          return Neighbours<T, 3>{T(0), ring(k, i - 1, j), ring(k, i + 1, j), ring(k, i, j + 1),
+                                  ring(k, i, j - 1), ring(k - 1, i, j), ring(k + 1, i, j)};
+        }
       },
       exec);
 }
@@ -145,7 +197,7 @@ SolveReport solve(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGr
   relax::detail::begin_solve(controller, {schedule.exact, false, 0.0, 0, options.tol});
   SolveReport report;
   report.rhs_norm = static_cast<double>(rhs_norm(s, u, b, exec));
-  const double scale = report.rhs_norm > 0.0 ? report.rhs_norm : 1.0;
+  const StopCriterion stop = criterion(options);
   for (;;) {
     const std::int64_t batch =
         std::min<std::int64_t>(controller.sweeps_before_check(), options.max_sweeps - report.sweeps);
@@ -157,7 +209,8 @@ SolveReport solve(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGr
       sweeps(s, u, scratch, b, schedule, batch, exec);
     }
     report.sweeps += batch;
-    report.rho = static_cast<double>(residual_norm(s, u, b, exec)) / scale;
+    const double norm = static_cast<double>(residual_norm(s, u, b, exec));
+    report.rho = StopCriterion::relative(norm, report.rhs_norm);
     ++report.checks;
     if (options.record_history) report.history.push_back({report.sweeps, report.rho});
     const auto now = clock::now();
@@ -165,16 +218,9 @@ SolveReport solve(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGr
                         std::chrono::duration<double, std::milli>(now - last_check).count(),
                         schedule.exact, depth});
     last_check = now;
-    if (!std::isfinite(report.rho)) {
-      report.status = SolveStatus::non_finite;
-      break;
-    }
-    if (report.rho < options.tol) {
-      report.status = SolveStatus::converged;
-      break;
-    }
-    if (report.sweeps >= options.max_sweeps) {
-      report.status = SolveStatus::sweep_cap;
+    const StopReason decision = stop.decide(norm, report.rhs_norm, report.sweeps);
+    if (decision != StopReason::go_on) {
+      report.status = to_solve_status(decision);
       break;
     }
   }

@@ -5,6 +5,8 @@
 //! launches, so the GPU's result is reproduced bit for bit on the host.
 
 #include <relax/core/batches.hpp>
+#include <relax/core/launch.hpp>
+#include <relax/domain/tile.hpp>
 #include <relax/reference/jacobi.hpp>
 
 #include <algorithm>
@@ -20,9 +22,11 @@ struct TiledSchedule {
   int tile_y = 8;
   int depth = 1;
   bool exact = false;
+  int tile_z = 4;  //!< planes of a tile in 3D (`relax::Tile<X, Y, Z>`)
 
   void validate() const {
-    relax::detail::require(tile_x >= 1 && tile_y >= 1, "tile", tile_x * tile_y, "a tile of >= 1 point");
+    relax::detail::require(tile_x >= 1 && tile_y >= 1 && tile_z >= 1, "tile", tile_x * tile_y * tile_z,
+                           "a tile of >= 1 point");
     relax::detail::require(depth >= 1, "depth", depth, "D >= 1");
     if (exact)
       relax::detail::require(depth <= std::min(tile_x, tile_y), "depth", depth,
@@ -41,48 +45,49 @@ namespace detail {
 template <class S, class T>
 void tiled_launch(const S& s, const HostGrid<T>& u, HostGrid<T>& out, const HostGrid<T>& b,
                   const TiledSchedule& sched, int depth, Exec exec) {
-  const std::int64_t n = u.n();
+  using namespace relax::detail;
+  constexpr int rank = S::rank;
+  const Shape g = shape_of(u.layout());
   const int halo = sched.exact ? depth : 1;
-  const int rx = sched.tile_x + 2 * halo, ry = sched.tile_y + 2 * halo;
-  const std::int64_t tiles_x = (n + sched.tile_x - 1) / sched.tile_x;
-  const std::int64_t tiles = tiles_x * ((n + sched.tile_y - 1) / sched.tile_y);
+  const TileRegion r = tile_region<rank>(sched.tile_x, sched.tile_y, sched.tile_z, halo);
+  const std::int64_t tiles_x = tile_count(g.nx, sched.tile_x), tiles_y = tile_count(g.ny, sched.tile_y);
+  const std::int64_t tiles = tiles_x * tiles_y * (rank == 3 ? tile_count(g.nz, sched.tile_z) : 1);
+  const T* pu = reference::detail::origin(u);
+  const T* pb = reference::detail::origin(b);
+  T* po = reference::detail::origin(out);
   const int threads = exec.resolved_threads();
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
-    std::vector<T> cur(static_cast<std::size_t>(rx) * ry), next(cur.size()), rhs(cur.size());
+    std::vector<T> cur(static_cast<std::size_t>(r.cells())), next(cur.size()), rhs(cur.size());
 #pragma omp for schedule(static)
     for (std::int64_t t = 0; t < tiles; ++t) {
-      const std::int64_t i0 = (t / tiles_x) * sched.tile_y + 1 - halo;
-      const std::int64_t j0 = (t % tiles_x) * sched.tile_x + 1 - halo;
-      auto in_grid = [&](std::int64_t gi, std::int64_t gj) {
-        return gi >= 0 && gj >= 0 && gi <= n + 1 && gj <= n + 1;
-      };
-      auto interior = [&](std::int64_t gi, std::int64_t gj) {
-        return gi >= 1 && gj >= 1 && gi <= n && gj <= n;
-      };
-      for (int ri = 0; ri < ry; ++ri)
-        for (int rj = 0; rj < rx; ++rj) {
-          const std::int64_t gi = i0 + ri, gj = j0 + rj;
-          const std::size_t c = static_cast<std::size_t>(ri) * rx + rj;
-          cur[c] = in_grid(gi, gj) ? u(gi, gj) : T(0);
-          rhs[c] = interior(gi, gj) ? b(gi, gj) : T(0);
-        }
+      const TileOrigin o = tile_origin<rank>(t / (tiles_x * tiles_y), t / tiles_x % tiles_y, t % tiles_x,
+                                             sched.tile_x, sched.tile_y, sched.tile_z, halo);
+      for (int c = 0; c < r.cells(); ++c) {
+        int ck, ci, cj;
+        cell_coordinates(c, r, ck, ci, cj);
+        const std::int64_t k = o.k0 + ck, i = o.i0 + ci, j = o.j0 + cj;
+        cur[c] = in_grid<rank>(g, k, i, j) ? pu[g.at(k, i, j)] : T(0);
+        rhs[c] = in_interior<rank>(g, k, i, j) ? pb[g.at(k, i, j)] : T(0);
+      }
       for (int sweep = 0; sweep < depth; ++sweep) {
         const int reach = sched.exact ? sweep + 1 : 1;  // distance from the loaded edge to update
-        for (int ri = 0; ri < ry; ++ri)
-          for (int rj = 0; rj < rx; ++rj) {
-            const std::size_t c = static_cast<std::size_t>(ri) * rx + rj;
-            const int dist = std::min({ri, rj, ry - 1 - ri, rx - 1 - rj});
-            next[c] = dist >= reach && interior(i0 + ri, j0 + rj)
-                          ? s.update(rhs[c], cur[c - rx], cur[c + rx], cur[c + 1], cur[c - 1])
-                          : cur[c];
-          }
+        for (int c = 0; c < r.cells(); ++c) {
+          int ck, ci, cj;
+          cell_coordinates(c, r, ck, ci, cj);
+          const std::int64_t k = o.k0 + ck, i = o.i0 + ci, j = o.j0 + cj;
+          next[c] = distance_to_edge<rank>(r, ck, ci, cj) >= reach && in_interior<rank>(g, k, i, j)
+                        ? s.update(region_neighbours<rank>(cur.data(), c, r), g.point<rank>(k, i, j), rhs[c])
+                        : cur[c];
+        }
         std::swap(cur, next);
       }
-      for (int ri = halo; ri < halo + sched.tile_y; ++ri)
-        for (int rj = halo; rj < halo + sched.tile_x; ++rj)
-          if (interior(i0 + ri, j0 + rj))
-            out(i0 + ri, j0 + rj) = cur[static_cast<std::size_t>(ri) * rx + rj];
+      for (int ck = rank == 3 ? halo : 0; ck < (rank == 3 ? halo + sched.tile_z : 1); ++ck)
+        for (int ci = halo; ci < halo + sched.tile_y; ++ci)
+          for (int cj = halo; cj < halo + sched.tile_x; ++cj) {
+            const std::int64_t k = o.k0 + ck, i = o.i0 + ci, j = o.j0 + cj;
+            if (in_interior<rank>(g, k, i, j)) po[g.at(k, i, j)] = cur[(ck * r.ry + ci) * r.rx + cj];
+          }
     }
   }
 }

@@ -8,8 +8,7 @@
 #include <relax/core/stream.hpp>
 #include <relax/primitives/blas1.cuh>
 #include <relax/problem/diffusion.hpp>
-#include <relax/stencil/device_grid.hpp>
-#include <relax/stencil/stencil5.hpp>
+#include <relax/domain/device_grid.hpp>
 
 #include <functional>
 
@@ -24,7 +23,7 @@ class DiffusionState {
       : params_((p.validate(), p)),
         u_(to_device(initial_state<T>(p), stream)),
         f_(to_device(source_term<T>(p), stream)),
-        b_(p.n, stream) {}
+        b_(u_.layout(), stream) {}
 
   const DiffusionParams& params() const { return params_; }
   DeviceGrid<T>& u() { return u_; }
@@ -50,7 +49,9 @@ RunReport run_diffusion(SolverT& solver, DiffusionState<T>& state,
                         const std::function<void(int, const SolveReport&)>& on_step = {}) {
   const cudaStream_t stream = solver.stream();
   RunReport run;
-  run.n = state.params().n;
+  detail::require(state.params().dims == SolverT::Stencil::rank, "dims", state.params().dims,
+                  "the rank of the solver's stencil");
+  run.points = state.u().layout().points();
   EventTimer timer;
   timer.start(stream);
   for (int step = 0; step < state.params().steps; ++step) {

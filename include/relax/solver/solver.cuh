@@ -3,21 +3,22 @@
 //! `relax::Solver<Stencil, Strategy, Controller>`: Jacobi for A u = b on one GPU, composed from
 //! three independent policies:
 //!
-//! - `Stencil` — the operator and its arithmetic (`Stencil5<T>`);
-//! - `Strategy` — how sweeps are scheduled (`Sync`);
+//! - `Stencil` — the operator and its arithmetic (`Stencil5<T>` in 2D, `Stencil7<T>` in 3D);
+//! - `Strategy` — how sweeps are scheduled (`Sync`, `TemporalBlock<D>`, ...);
 //! - `Controller` — when ρ is checked (`Fixed`), and D for strategies whose depth is
 //!   `relax::dynamic` (`Ladder`, `Feedback`), and the family for `Adaptive` (`Feedback`).
 //!
 //! The solver allocates its workspace once, at construction; a solve allocates nothing.
 
 #include <relax/control/fixed.hpp>
+#include <relax/control/stop.hpp>
 #include <relax/core/device.hpp>
 #include <relax/core/report.hpp>
 #include <relax/core/stream.hpp>
-#include <relax/stencil/device_grid.hpp>
-#include <relax/stencil/residual.cuh>
+#include <relax/domain/device_grid.hpp>
 #include <relax/stencil/traits.hpp>
-#include <relax/strategy/adaptive.hpp>
+#include <relax/strategy/sweepers.cuh>
+#include <relax/strategy/residual.cuh>
 #include <relax/strategy/traits.hpp>
 
 #include <algorithm>
@@ -56,7 +57,7 @@ class Solver {
   static_assert(chooses_depth_v<Controller_> || !has_dynamic_depth_v<Strategy_>,
                 "relax::Solver<Stencil, Strategy, Controller>: the Strategy has D = relax::dynamic, "
                 "so the Controller must choose D (relax::Ladder, relax::Feedback), not relax::Fixed");
-  static_assert(!std::is_same_v<Strategy_, Adaptive> || chooses_family_v<Controller_>,
+  static_assert(!runs_chosen_family_v<Strategy_> || chooses_family_v<Controller_>,
                 "relax::Solver<Stencil, Adaptive, Controller>: Adaptive runs the family the "
                 "Controller chooses, so the Controller must choose it (relax::Feedback); "
                 "relax::Ladder chooses only D");
@@ -67,17 +68,21 @@ class Solver {
   using Controller = Controller_;
   using value_type = typename Stencil::value_type;
 
-  //! A solver for `n × n` grids on the current device. Allocates one grid of workspace.
+  //! A solver for grids of the box `extents` (of the stencil's rank) on the current device.
+  //! Allocates one grid of workspace.
   //! \throws relax::unavailable_error if there is no CUDA device;
-  //!         relax::invalid_argument for a bad `n`, controller or option.
-  Solver(std::int64_t n, Stencil stencil, Controller controller = {}, SolveOptions options = {})
+  //!         relax::invalid_argument for bad extents, controller or option.
+  Solver(const Extents& extents, Stencil stencil, Controller controller = {}, SolveOptions options = {})
       : stencil_(require_device(stencil)), controller_(controller), options_(options) {
     controller_.validate();
     options_.validate();
-    scratch_ = DeviceGrid<value_type>(n, stream_);
+    extents.validate();
+    detail::require(extents.rank == Stencil::rank, "extents", extents.to_text(),
+                    Stencil::rank == 3 ? "a 3D box (the stencil is 3D)" : "a 2D box (the stencil is 2D)");
+    scratch_ = DeviceGrid<value_type>(extents, stream_);
     stream_.synchronize();  // the zeroing must not land after a solve on another stream
     // u, the workspace and b, as Auto counts them.
-    working_set_over_l2_ = 3.0 * static_cast<double>(n) * static_cast<double>(n) * sizeof(value_type) /
+    working_set_over_l2_ = 3.0 * static_cast<double>(extents.points()) * sizeof(value_type) /
                            static_cast<double>(current_l2_bytes());
     // A controller that chooses D times the batches at each depth: a kernel's lazy load at its
     // first launch must not count against that depth.
@@ -86,12 +91,16 @@ class Solver {
       Sweeper<Strategy>::template preload<Stencil, value_type>();
   }
 
+  //! A solver for the `n × n` square (2D stencils) or the `n × n × n` cube (3D stencils).
+  Solver(std::int64_t n, Stencil stencil, Controller controller = {}, SolveOptions options = {})
+      : Solver(square_or_cube(n), stencil, controller, options) {}
+
   const Stencil& stencil() const { return stencil_; }
   const Controller& controller() const { return controller_; }
   const SolveOptions& options() const { return options_; }
   //! The solver's own stream, used when a call names none.
   cudaStream_t stream() const { return stream_.get(); }
-  std::int64_t n() const { return scratch_.n(); }
+  const Extents& extents() const { return scratch_.extents(); }
 
   //! Solves A u = b from the initial guess in `u`, whose ring holds the boundary values. On
   //! return `u` holds the last iterate (its storage may have been exchanged with the solver's
@@ -107,53 +116,43 @@ class Solver {
     using clock = std::chrono::steady_clock;
     timer_.start(stream);
     copy(u, scratch_, stream);  // the workspace needs u's boundary ring
-    detail::begin_solve(controller_, {is_exact_strategy_v<Strategy>, std::is_same_v<Strategy, Adaptive>,
+    detail::begin_solve(controller_, {is_exact_strategy_v<Strategy>, runs_chosen_family_v<Strategy>,
                                       working_set_over_l2_, max_depth_v<Strategy>, options_.tol});
     SolveReport report;
     report.rhs_norm = static_cast<double>(rhs_norm(stencil_, u, b, slot_, stream));
-    const double scale = report.rhs_norm > 0.0 ? report.rhs_norm : 1.0;
+    const StopCriterion stop = criterion(options_);
     const bool overlap = options_.checks == CheckMode::overlapped;
     int batch_slot = 0;      // timing of the last batch queued (two alternate: overlap)
     int in_flight_slot = 0;  // timing of the batch behind the check in flight
     // Queues the next batch of sweeps (none at the cap); returns its size.
     auto launch_batch = [&] {
-      const std::int64_t batch =
-          std::min(controller_.sweeps_before_check(), options_.max_sweeps - report.sweeps);
-      if (batch <= 0) return std::int64_t{0};
+      const Batch next = next_batch(std::min(controller_.sweeps_before_check(), options_.max_sweeps - report.sweeps));
+      if (next.sweeps <= 0) return std::int64_t{0};
       if constexpr (chooses_depth_v<Controller>) {
         // A controller that chooses D compares depths: give it the GPU time of the batches it
         // asks to time, and of their steady part after the first launch (CheckSample::steady_ms).
-        FamilyChoice c{is_exact_strategy_v<Strategy> ? Family::temporal : Family::blockasync,
-                       controller_.depth()};
-        if constexpr (std::is_same_v<Strategy, Adaptive>) c = controller_.choice();
-        auto sweep = [&](std::int64_t count) {
-          if constexpr (std::is_same_v<Strategy, Adaptive>)
-            Sweeper<Strategy>::run_with_choice(stencil_, u, scratch_, b, count, c, stream);
-          else
-            Sweeper<Strategy>::run_with_depth(stencil_, u, scratch_, b, count, c.depth, stream);
-        };
         batch_slot ^= 1;
         BatchTiming& t = batches_[batch_slot];
         t.timed = detail::times_batch(controller_);
         if (t.timed) {
-          const std::int64_t first = std::min<std::int64_t>(batch, std::max(c.depth, 1));
+          const std::int64_t first = std::min<std::int64_t>(next.sweeps, std::max(next.depth, 1));
           t.start.record(stream);
-          sweep(first);
+          sweep(u, b, {first, next.depth, next.family}, stream);
           t.steady.record(stream);
-          if (batch > first) sweep(batch - first);
+          if (next.sweeps > first) sweep(u, b, {next.sweeps - first, next.depth, next.family}, stream);
           t.end.record(stream);
-          t.steady_sweeps = batch - first;
+          t.steady_sweeps = next.sweeps - first;
         } else {
-          sweep(batch);
+          sweep(u, b, next, stream);
           t.steady_sweeps = 0;
         }
-        t.info = {batch, c.depth, c.family == Family::temporal};
+        t.info = {next.sweeps, next.depth, next.family == Family::temporal};
         detail::notify_launch(controller_, t.info);
       } else {
-        Sweeper<Strategy>::run(stencil_, u, scratch_, b, batch, stream);
+        sweep(u, b, next, stream);
       }
-      report.sweeps += batch;
-      return batch;
+      report.sweeps += next.sweeps;
+      return next.sweeps;
     };
     auto request_check = [&] {
       request_residual_norm(stencil_, u, b, slot_, stream);
@@ -168,7 +167,8 @@ class Solver {
       // Overlapped: queue the next batch before reading the check in flight, unless that check
       // is predicted to be (nearly) the last.
       const std::int64_t ahead = overlap && !(predicted < 4.0 * options_.tol) ? launch_batch() : 0;
-      const double rho = static_cast<double>(slot_.wait()) / scale;
+      const double norm = static_cast<double>(slot_.wait());
+      const double rho = StopCriterion::relative(norm, report.rhs_norm);
       const std::int64_t checked = report.sweeps - ahead;  // sweeps behind the ρ just read
       report.rho = rho;
       ++report.checks;
@@ -190,16 +190,9 @@ class Solver {
       controller_.observe(sample);
       last_check = now;
       report.extra_sweeps = ahead;
-      if (!std::isfinite(rho)) {
-        report.status = SolveStatus::non_finite;
-        break;
-      }
-      if (rho < options_.tol) {
-        report.status = SolveStatus::converged;
-        break;
-      }
-      if (checked >= options_.max_sweeps) {
-        report.status = SolveStatus::sweep_cap;
+      const StopReason decision = stop.decide(norm, report.rhs_norm, checked);
+      if (decision != StopReason::go_on) {
+        report.status = to_solve_status(decision);
         break;
       }
       predicted = previous > 0.0 ? rho * (rho / previous) : std::numeric_limits<double>::infinity();
@@ -213,6 +206,29 @@ class Solver {
   }
 
  private:
+  // The batch of `sweeps` sweeps at the depth and in the family the controller chose, or the
+  // strategy's own.
+  Batch next_batch(std::int64_t sweeps) const {
+    Batch batch{sweeps, fixed_depth_v<Strategy>, family_v<Strategy>};
+    if constexpr (chooses_depth_v<Controller>) batch.depth = controller_.depth();
+    if constexpr (runs_chosen_family_v<Strategy>) {
+      const FamilyChoice c = controller_.choice();
+      batch.family = c.family;
+      batch.depth = c.depth;
+    }
+    return batch;
+  }
+
+  void sweep(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, const Batch& batch,
+             cudaStream_t stream) {
+    Sweeper<Strategy>::run(stencil_, u, scratch_, b, batch, stream);
+  }
+
+  static Extents square_or_cube(std::int64_t n) {
+    detail::require(n >= 1, "n", n, "at least 1 interior point per side");
+    return Extents::cube(n, Stencil::rank);
+  }
+
   // Runs before any member touches the device, so "no GPU" is reported as such.
   static const Stencil& require_device(const Stencil& s) {
     if (device_count() == 0)

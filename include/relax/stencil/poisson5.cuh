@@ -50,7 +50,7 @@ class Poisson5Operator {
 
   //! q = A p on `stream`.
   void apply(const T* p, T* q, cudaStream_t stream) const {
-    detail::poisson5_kernel<<<detail::tile_grid(n_, 32, 8), dim3(32, 8), 0, stream>>>(n_, p, q);
+    detail::poisson5_kernel<<<detail::tile_grid(n_, n_, 32, 8), dim3(32, 8), 0, stream>>>(n_, p, q);
     RELAX_CUDA_CHECK_LAUNCH();
   }
 

@@ -21,13 +21,12 @@ struct Sweeper<Adaptive> {
     Async::template preload<S, T>();
   }
 
-  //! `count` sweeps of the family and depth in `c`.
+  //! `batch.sweeps` sweeps of `batch.family` at `batch.depth`.
   template <class S, class T>
-  static void run_with_choice(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch,
-                              const DeviceGrid<T>& b, std::int64_t count, FamilyChoice c,
-                              cudaStream_t stream) {
-    if (c.family == Family::temporal) Exact::run_with_depth(s, u, scratch, b, count, c.depth, stream);
-    else Async::run_with_depth(s, u, scratch, b, count, c.depth, stream);
+  static void run(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
+                  const Batch& batch, cudaStream_t stream) {
+    if (batch.family == Family::temporal) Exact::run(s, u, scratch, b, batch, stream);
+    else Async::run(s, u, scratch, b, batch, stream);
   }
 };
 

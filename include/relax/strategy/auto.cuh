@@ -15,25 +15,25 @@ template <>
 struct Sweeper<Auto> {
   //! What `run` picks for `u`'s grid and `s` on the current device.
   template <class S, class T>
-  static AutoChoice choice(const S& s, const DeviceGrid<T>& u) {
-    static_assert(detail::has_coupling<S>::value,
-                  "relax::Auto: the stencil has no coupling r; Auto's decision tree was trained on "
-                  "Stencil5 and needs r as a feature. Name a strategy instead.");
-    return auto_select(u.n(), static_cast<double>(s.r), sizeof(T), current_l2_bytes());
+  static FamilyChoice choice(const S& s, const DeviceGrid<T>& u) {
+    return auto_select(u.extents(), equivalent_coupling(s), sizeof(T), current_l2_bytes());
   }
 
-  //! `count` sweeps with the strategy of `choice(s, u)`.
+  //! `batch.sweeps` sweeps with the strategy of `choice(s, u)`.
   template <class S, class T>
   static void run(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
-                  std::int64_t count, cudaStream_t stream) {
-    const AutoChoice c = choice(s, u);
+                  const Batch& batch, cudaStream_t stream) {
+    const FamilyChoice c = choice(s, u);
+    const Batch chosen{batch.sweeps, c.depth, c.family};
     switch (c.family) {
-      case AutoFamily::sync: return Sweeper<Sync>::run(s, u, scratch, b, count, stream);
-      case AutoFamily::temporal:
-        return Sweeper<TemporalBlock<dynamic, ColumnStream>>::run_with_depth(s, u, scratch, b, count,
-                                                                             c.depth, stream);
-      case AutoFamily::blockasync:
-        return Sweeper<BlockAsync<dynamic>>::run_with_depth(s, u, scratch, b, count, c.depth, stream);
+      case Family::sync: return Sweeper<Sync>::run(s, u, scratch, b, chosen, stream);
+      case Family::temporal:
+        if constexpr (S::rank == 2)
+          return Sweeper<TemporalBlock<dynamic, ColumnStream>>::run(s, u, scratch, b, chosen, stream);
+        else
+          detail::require(false, "Auto's choice", to_string(c), "Sync in 3D (auto_select)");
+        return;
+      case Family::blockasync: return Sweeper<BlockAsync<dynamic>>::run(s, u, scratch, b, chosen, stream);
     }
   }
 };

@@ -3,22 +3,26 @@
 //! `Auto`: the strategy that chooses a strategy. Before each batch of sweeps it picks `Sync`,
 //! `TemporalBlock<D, ColumnStream>` or `BlockAsync<D>` from features known before the run: the
 //! working set (u, u' and b) relative to the L2 size of the device it runs on (queried, not
-//! hard-coded) and the coupling r of the stencil. The rule is a depth-2 decision tree trained on
-//! this project's measurements on the H200 (`benchmarks/train_selector.py`, generated into
+//! hard-coded) and the coupling r. The rule is a depth-2 decision tree trained on this project's
+//! measurements on the H200 (`benchmarks/train_selector.py`, generated into
 //! `relax/strategy/auto_tree.hpp`, which names its data and reports its leave-one-out accuracy).
 //!
-//! The features need the stencil's coupling, so `Auto` takes stencils with a member `r`
-//! (`Stencil5<T>`); the tree knows nothing about other operators.
+//! The coupling is what every stencil has: its Jacobi contraction q, the update of a point whose
+//! neighbours are all 1 and whose b is 0 (for `Stencil5`, q = 4r / (1 + 4r)), turned back into
+//! the r of a `Stencil5` with the same q, r = q / (2·rank·(1 − q)). The tree was trained on 2D
+//! runs only: for 3D stencils `Auto` runs `Sync` until it is trained on 3D measurements.
 
 #include <relax/core/error.hpp>
+#include <relax/core/family.hpp>
+#include <relax/domain/grid.hpp>
+#include <relax/stencil/traits.hpp>
 #include <relax/strategy/auto_tree.hpp>
 #include <relax/strategy/traits.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
-#include <type_traits>
-#include <utility>
 
 namespace relax {
 
@@ -31,29 +35,43 @@ struct Auto {
 template <>
 struct is_strategy<Auto> : std::true_type {};
 
-inline std::string to_string(const AutoChoice& c) {
+inline std::string to_string(const FamilyChoice& c) {
   switch (c.family) {
-    case AutoFamily::sync: return "Sync";
-    case AutoFamily::temporal: return "TemporalBlock<" + std::to_string(c.depth) + ", ColumnStream>";
-    case AutoFamily::blockasync: return "BlockAsync<" + std::to_string(c.depth) + ">";
+    case Family::sync: return "Sync";
+    case Family::temporal: return "TemporalBlock<" + std::to_string(c.depth) + ", ColumnStream>";
+    case Family::blockasync: return "BlockAsync<" + std::to_string(c.depth) + ">";
   }
   return "unknown";
 }
 
-//! What `Auto` picks for an `n × n` grid of `element_bytes`-byte values with coupling `r` on a
-//! device with `l2_bytes` of L2.
-inline AutoChoice auto_select(std::int64_t n, double r, std::size_t element_bytes, std::size_t l2_bytes) {
+//! The coupling r of the `Stencil5` whose Jacobi contraction equals stencil `s`'s at point `at`
+//! (see the file comment); +inf where the contraction is 1 or more.
+template <class S>
+double equivalent_coupling(const S& s, Point at = {}) {
+  static_assert(is_stencil_v<S>, "relax::equivalent_coupling: S is not a stencil (is_stencil_v)");
+  using T = typename S::value_type;
+  neighbours_t<S> ones;
+  ones.c = ones.n = ones.s = ones.e = ones.w = T(1);
+  if constexpr (S::rank == 3) ones.up = ones.down = T(1);
+  const double q = static_cast<double>(s.update(ones, at, T(0)));
+  if (!(q < 1.0)) return std::numeric_limits<double>::infinity();
+  return q / (2.0 * S::rank * (1.0 - q));
+}
+
+//! What `Auto` picks for a box `e` of `element_bytes`-byte values with coupling `r` on a device
+//! with `l2_bytes` of L2.
+inline FamilyChoice auto_select(const Extents& e, double r, std::size_t element_bytes, std::size_t l2_bytes) {
   detail::require(l2_bytes > 0, "l2_bytes", l2_bytes, "the L2 size of a device, > 0 bytes");
-  const double points = static_cast<double>(n) * static_cast<double>(n);
-  const double working_set = 3.0 * points * static_cast<double>(element_bytes);
+  e.validate();
+  if (e.rank == 3) return {Family::sync, 1};
+  const double working_set = 3.0 * static_cast<double>(e.points()) * static_cast<double>(element_bytes);
   return auto_choice(working_set / static_cast<double>(l2_bytes), r);
 }
 
-namespace detail {
-template <class S, class = void>
-struct has_coupling : std::false_type {};
-template <class S>
-struct has_coupling<S, std::void_t<decltype(std::declval<const S&>().r)>> : std::true_type {};
-}  // namespace detail
+//! `auto_select` for an `n × n` square.
+inline FamilyChoice auto_select(std::int64_t n, double r, std::size_t element_bytes, std::size_t l2_bytes) {
+  detail::require(n >= 1, "n", n, "at least 1 interior point per side");
+  return auto_select(Extents(n, n), r, element_bytes, l2_bytes);
+}
 
 }  // namespace relax

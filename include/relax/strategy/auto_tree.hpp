@@ -6,27 +6,22 @@
 //! 0.676 (exact labels), mean leave-one-out slowdown 6.11% against the best
 //! static strategy.
 
+#include <relax/core/family.hpp>
+
 namespace relax {
-
-enum class AutoFamily { sync, temporal, blockasync };
-
-struct AutoChoice {
-  AutoFamily family;
-  int depth;
-};
 
 //! The strategy the tree picks for a working set of `ws_over_l2` times the L2 size (12 bytes per
 //! point) and coupling `r`.
-constexpr AutoChoice auto_choice(double ws_over_l2, double r) {
+constexpr FamilyChoice auto_choice(double ws_over_l2, double r) {
   (void)ws_over_l2;
   (void)r;
   if (ws_over_l2 <= 8.00000011920929) {
     if (ws_over_l2 <= 0.5000000074505806) {
-      return {AutoFamily::temporal, 2};
+      return {Family::temporal, 2};
     }
-    return {AutoFamily::temporal, 4};
+    return {Family::temporal, 4};
   }
-  return {AutoFamily::temporal, 8};
+  return {Family::temporal, 8};
 }
 
 }  // namespace relax

@@ -17,19 +17,24 @@
 //!   paid for with redundant loads and updates of the halo.
 
 #include <relax/config.hpp>
+#include <relax/core/family.hpp>
 #include <relax/strategy/traits.hpp>
 
 #include <type_traits>
 
 namespace relax {
 
-//! A tile of `X × Y` points; one thread per point of the tile.
-template <int X, int Y>
+//! A tile of `X × Y` points in 2D, `X × Y × Z` in 3D; one thread per point of an `X × Y` layer
+//! (in 3D each thread takes Z points). Z = 4 was not tuned: it keeps the shared memory of a
+//! TemporalBlock<4> tile of the default shape under 100 KiB in float32.
+template <int X, int Y, int Z = 4>
 struct Tile {
-  static_assert(X > 0 && X % 32 == 0, "relax::Tile<X, Y>: X must be a positive multiple of 32");
-  static_assert(Y >= 1 && X * Y <= 1024, "relax::Tile<X, Y>: Y must be >= 1 and X * Y <= 1024");
+  static_assert(X > 0 && X % 32 == 0, "relax::Tile<X, Y, Z>: X must be a positive multiple of 32");
+  static_assert(Y >= 1 && X * Y <= 1024, "relax::Tile<X, Y, Z>: Y must be >= 1 and X * Y <= 1024");
+  static_assert(Z >= 1, "relax::Tile<X, Y, Z>: Z must be >= 1");
   static constexpr int x = X;
   static constexpr int y = Y;
+  static constexpr int z = Z;
 };
 
 //! The streaming layout of `TemporalBlock`: a warp owns a strip of 128 float columns (64 double)
@@ -39,6 +44,7 @@ struct Tile {
 struct ColumnStream {
   static constexpr int x = 0;  //!< no fixed tile: strips and segments are sized at launch
   static constexpr int y = 0;
+  static constexpr int z = 0;
 };
 
 //! Block-asynchronous Jacobi: D local sweeps of a tile with stale halos. `D = relax::dynamic`
@@ -54,6 +60,7 @@ struct BlockAsync {
                 "relax::BlockAsync<D>: the depth D must be >= 1, or relax::dynamic");
   static constexpr int depth = D;
   static constexpr bool exact = false;
+  static constexpr Family family = Family::blockasync;
   using tile = TileShape;
 };
 
@@ -74,6 +81,7 @@ struct TemporalBlock {
                 "relax::TemporalBlock<D, ColumnStream>: D must be from 1 to 8, or relax::dynamic");
   static constexpr int depth = D;
   static constexpr bool exact = true;
+  static constexpr Family family = Family::temporal;
   //! The deepest D the kernels run (for a controller that chooses D).
   static constexpr int max_depth = std::is_same_v<TileShape, ColumnStream> ? 8
                                    : TileShape::x < TileShape::y            ? TileShape::x

@@ -1,11 +1,11 @@
 #pragma once
 //! \file
-//! `DeviceGrid<T>`: a grid (see `relax/stencil/grid.hpp`) in device memory, and the copies
+//! `DeviceGrid<T>`: a grid (see `relax/domain/grid.hpp`) in device memory, and the copies
 //! between host and device grids.
 
 #include <relax/core/buffer.hpp>
 #include <relax/core/cuda_check.hpp>
-#include <relax/stencil/grid.hpp>
+#include <relax/domain/grid.hpp>
 
 #include <cstdint>
 
@@ -19,16 +19,27 @@ class DeviceGrid {
  public:
   using value_type = T;
   DeviceGrid() = default;
-  //! Allocates and zeroes an `n × n` grid; the zeroing is ordered on `stream`.
-  explicit DeviceGrid(std::int64_t n, cudaStream_t stream = nullptr)
-      : layout_(GridLayout::of<T>(n)), data_(static_cast<std::size_t>(layout_.size())) {
+  //! Allocates and zeroes a grid of layout `l`; the zeroing is ordered on `stream`.
+  explicit DeviceGrid(const GridLayout& l, cudaStream_t stream = nullptr)
+      : layout_(l), data_(static_cast<std::size_t>(l.size())) {
     RELAX_CUDA_CHECK(cudaMemsetAsync(data_.data(), 0, data_.bytes(), stream));
   }
+  //! A grid of the box `e` with a one-cell ring.
+  explicit DeviceGrid(const Extents& e, cudaStream_t stream = nullptr)
+      : DeviceGrid(GridLayout::of<T>(e), stream) {}
+  //! An `n × n` grid.
+  explicit DeviceGrid(std::int64_t n, cudaStream_t stream = nullptr)
+      : DeviceGrid(GridLayout::of<T>(n), stream) {}
 
   const GridLayout& layout() const { return layout_; }
-  std::int64_t n() const { return layout_.n; }
+  const Extents& extents() const { return layout_.extents; }
   grid_view<T> view() { return make_grid_view(data_.data(), layout_); }
   grid_view<const T> view() const { return make_grid_view<const T>(data_.data(), layout_); }
+  grid_view3<T> view3() { return make_grid_view3(data_.data(), layout_); }
+  grid_view3<const T> view3() const { return make_grid_view3<const T>(data_.data(), layout_); }
+  //! The address of interior-and-ring point (0, 0[, 0]): what kernels index from.
+  T* origin() { return data_.data() + layout_.lead; }
+  const T* origin() const { return data_.data() + layout_.lead; }
   //! The whole allocation, padding included.
   T* data() { return data_.data(); }
   const T* data() const { return data_.data(); }
@@ -72,7 +83,7 @@ void copy(const DeviceGrid<T>& from, DeviceGrid<T>& to, cudaStream_t stream = nu
 //! A host copy of a device grid.
 template <class T>
 HostGrid<T> to_host(const DeviceGrid<T>& from, cudaStream_t stream = nullptr) {
-  HostGrid<T> out(from.n());
+  HostGrid<T> out(from.layout());
   copy(from, out, stream);
   return out;
 }
@@ -80,7 +91,7 @@ HostGrid<T> to_host(const DeviceGrid<T>& from, cudaStream_t stream = nullptr) {
 //! A device copy of a host grid.
 template <class T>
 DeviceGrid<T> to_device(const HostGrid<T>& from, cudaStream_t stream = nullptr) {
-  DeviceGrid<T> out(from.n(), stream);
+  DeviceGrid<T> out(from.layout(), stream);
   copy(from, out, stream);
   return out;
 }

@@ -1,0 +1,107 @@
+#pragma once
+//! \file
+//! The warp-level worker of `TemporalBlock<D, ColumnStream>` in 2D: exact temporal blocking that
+//! streams a strip of columns down a segment of rows through registers.
+//!
+//! A warp owns a strip of 32·W columns (W = 16 bytes of points per lane) loaded with a halo of D
+//! columns on each side, and a segment of rows. It walks down the segment one row at a time: at
+//! step k it loads row k of u and b, then for levels t = 1..D computes level t of row k − t from
+//! level t − 1 of rows k − t − 1, k − t, k − t + 1, and stores level D of row k − D. Each level
+//! keeps two rows per lane in registers; east and west neighbours across lanes come by warp
+//! shuffles. Values near the loaded edges are wrong at the levels where their neighbours were
+//! never loaded, but no stored point depends on them: a stored point is at least D columns and,
+//! its segment warmed up, D rows from those edges. Every interior update is the stencil's
+//! `update` on the same neighbours as in `Sync`, so the result equals D synchronous sweeps bit
+//! for bit.
+
+#include <relax/domain/shape.hpp>
+#include <relax/stencil/traits.hpp>
+
+#include <cstdint>
+
+namespace relax::detail {
+
+//! A lane's points of one row at one level.
+template <class T>
+struct Lane {
+  static constexpr int width = 16 / static_cast<int>(sizeof(T));
+  T v[width];
+};
+
+//! Columns a strip of depth D stores (its loaded width less the halo on both sides).
+template <int D, class T>
+inline constexpr int strip_kept = 32 * Lane<T>::width - 2 * D;
+
+//! Streams the strip whose first loaded column is `x0` down rows [y0, y1) of the 2D box `g`:
+//! level D of those rows is stored in `out`. Called by all 32 lanes of a warp (`lane` = 0..31).
+template <int D, class S, class T>
+__device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u, T* __restrict__ out,
+                                             const T* __restrict__ b, const Shape& g, std::int64_t x0,
+                                             std::int64_t y0, std::int64_t y1, int lane) {
+  constexpr int W = Lane<T>::width;
+  constexpr int strip = 32 * W;
+  // Columns of this lane: which exist in the grid, which are interior, which are stored.
+  unsigned in_grid = 0, interior = 0, stored = 0;
+#pragma unroll
+  for (int q = 0; q < W; ++q) {
+    const std::int64_t c = x0 + lane * W + q;
+    const int local = lane * W + q;
+    if (c >= 0 && c <= g.nx + 1) in_grid |= 1u << q;
+    if (c >= 1 && c <= g.nx) interior |= 1u << q;
+    if (c >= 1 && c <= g.nx && local >= D && local < strip - D) stored |= 1u << q;
+  }
+
+  Lane<T> up[D], mid[D], rhs[D + 1];
+#pragma unroll
+  for (int t = 0; t <= D; ++t) {
+#pragma unroll
+    for (int q = 0; q < W; ++q) {
+      rhs[t].v[q] = T(0);
+      if (t < D) up[t].v[q] = mid[t].v[q] = T(0);
+    }
+  }
+  const T* u_col = u + x0 + lane * W;
+  const T* b_col = b + x0 + lane * W;
+  for (std::int64_t k = y0 - D - 1; k < y1 + D; ++k) {
+    // Level 0 of row k, and b of row k.
+    Lane<T> next;
+    const bool row_in_grid = k >= 0 && k <= g.ny + 1;
+    const bool row_interior = k >= 1 && k <= g.ny;
+#pragma unroll
+    for (int q = 0; q < W; ++q) {
+      next.v[q] = row_in_grid && (in_grid >> q & 1u) ? u_col[k * g.pitch + q] : T(0);
+      rhs[0].v[q] = row_interior && (interior >> q & 1u) ? b_col[k * g.pitch + q] : T(0);
+    }
+#pragma unroll
+    for (int t = 1; t <= D; ++t) {
+      // Level t of row r = k − t from level t − 1 of rows r − 1 (up), r (mid), r + 1 (next).
+      const std::int64_t r = k - t;
+      const bool update_row = r >= 1 && r <= g.ny;
+      const T west = __shfl_up_sync(0xffffffffu, mid[t - 1].v[W - 1], 1);
+      const T east = __shfl_down_sync(0xffffffffu, mid[t - 1].v[0], 1);
+      Lane<T> level;
+#pragma unroll
+      for (int q = 0; q < W; ++q) {
+        const Neighbours<T, 2> nb{mid[t - 1].v[q], up[t - 1].v[q], next.v[q],
+                                  q + 1 < W ? mid[t - 1].v[q + 1] : east, q > 0 ? mid[t - 1].v[q - 1] : west};
+        level.v[q] = update_row && (interior >> q & 1u)
+                         ? s.update(nb, g.point<2>(0, r, x0 + lane * W + q), rhs[t].v[q])
+                         : mid[t - 1].v[q];
+      }
+      up[t - 1] = mid[t - 1];
+      mid[t - 1] = next;
+      next = level;
+    }
+    // Level D of row k − D.
+    const std::int64_t r = k - D;
+    if (r >= y0 && r < y1) {
+#pragma unroll
+      for (int q = 0; q < W; ++q)
+        if (stored >> q & 1u) out[r * g.pitch + x0 + lane * W + q] = next.v[q];
+    }
+#pragma unroll
+    for (int t = D; t > 0; --t) rhs[t] = rhs[t - 1];
+  }
+}
+
+}  // namespace relax::detail
