@@ -24,6 +24,7 @@
 #include <relax/control/ladder.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
+#include <relax/stencil/stencil5.hpp>
 #include <relax/strategy/adaptive.cuh>
 #include <relax/strategy/auto.cuh>
 #include <relax/strategy/column_stream.cuh>

@@ -8,6 +8,7 @@
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>
+#include <relax/stencil/stencil7.hpp>
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
@@ -21,64 +22,60 @@ namespace {
 using relax::bench::counter;
 using relax::bench::time_ms;
 
-// Deterministic pseudo-random values in [0, 100) for every point, ring included.
+// Deterministic pseudo-random values in [0, 100) for every element of the allocation.
 template <class T>
-__global__ void fill_hash_kernel(relax::grid_view<T> g, std::uint32_t seed) {
-  const std::int64_t e = g.extent(0);
+__global__ void fill_hash_kernel(T* g, std::int64_t size, std::uint32_t seed) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; k < e * e;
-       k += stride) {
+  for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; k < size; k += stride) {
     std::uint32_t h = static_cast<std::uint32_t>(k) * 2654435761u ^ seed;
     h ^= h >> 15;
     h *= 2246822519u;
     h ^= h >> 13;
-    g(k / e, k % e) = static_cast<T>(h % 100000u) * T(1e-3);
+    g[k] = static_cast<T>(h % 100000u) * T(1e-3);
   }
 }
 
 template <class T>
-relax::DeviceGrid<T> hashed_grid(std::int64_t n, std::uint32_t seed, cudaStream_t stream) {
-  relax::DeviceGrid<T> g(n, stream);
-  fill_hash_kernel<<<1024, 256, 0, stream>>>(g.view(), seed);
+relax::DeviceGrid<T> hashed_grid(const relax::Extents& e, std::uint32_t seed, cudaStream_t stream) {
+  relax::DeviceGrid<T> g(e, stream);
+  fill_hash_kernel<<<1024, 256, 0, stream>>>(g.data(), g.layout().size(), seed);
   RELAX_CUDA_CHECK_LAUNCH();
   return g;
 }
 
-// Row i of a device grid (ring columns included), on the host.
-template <class T>
-std::vector<T> row(const relax::DeviceGrid<T>& g, std::int64_t i) {
-  std::vector<T> out(static_cast<std::size_t>(g.n() + 2));
-  RELAX_CUDA_CHECK(cudaMemcpy(out.data(), g.data() + g.layout().offset(i, 0), out.size() * sizeof(T),
-                              cudaMemcpyDeviceToHost));
-  return out;
-}
-
-// Checks one sweep `in -> out` on rows 1, n/2 and n against the stencil evaluated on the host.
+// Checks one sweep `in -> out` against the stencil evaluated on the host, on the first, middle
+// and last rows (2D) or planes (3D).
 template <class S, class T>
 bool sweep_is_exact(const S& s, const relax::DeviceGrid<T>& in, const relax::DeviceGrid<T>& out,
                     const relax::DeviceGrid<T>& b) {
-  const std::int64_t n = in.n();
-  for (std::int64_t i : {std::int64_t(1), (n + 1) / 2, n}) {
-    const auto up = row(in, i - 1), mid = row(in, i), down = row(in, i + 1), rhs = row(b, i),
-               got = row(out, i);
-    for (std::int64_t j = 1; j <= n; ++j) {
-      const T want = s.update(rhs[j], up[j], down[j], mid[j + 1], mid[j - 1]);
-      if (std::memcmp(&want, &got[j], sizeof(T)) != 0) return false;
-    }
+  const relax::HostGrid<T> hin = relax::to_host(in), hout = relax::to_host(out), hb = relax::to_host(b);
+  const relax::detail::Shape g = relax::detail::shape_of(in.layout());
+  const T* u = hin.storage().data() + in.layout().lead;
+  const T* o = hout.storage().data() + in.layout().lead;
+  const T* rhs = hb.storage().data() + in.layout().lead;
+  const std::int64_t last = S::rank == 3 ? g.nz : g.ny;
+  for (std::int64_t w : {std::int64_t(1), (last + 1) / 2, last}) {
+    const std::int64_t k = S::rank == 3 ? w : 0;
+    for (std::int64_t i = S::rank == 3 ? 1 : w; i <= (S::rank == 3 ? g.ny : w); ++i)
+      for (std::int64_t j = 1; j <= g.nx; ++j) {
+        const std::int64_t at = g.at(k, i, j);
+        const T want = s.update(relax::detail::gather<S::rank>(u, at, g), g.point<S::rank>(k, i, j), rhs[at]);
+        if (std::memcmp(&want, &o[at], sizeof(T)) != 0) return false;
+      }
   }
   return true;
 }
 
-template <class Strategy>
+template <class S, class Strategy>
 void sweep_throughput(benchmark::State& state) {
-  using T = float;
-  const std::int64_t n = state.range(0);
-  const relax::Stencil5<T> s(10.0);
+  using T = typename S::value_type;
+  const relax::Extents e = relax::Extents::cube(state.range(0), S::rank);
+  const S s(10.0);
   relax::Stream stream;
-  auto u = hashed_grid<T>(n, 1, stream), b = hashed_grid<T>(n, 2, stream);
-  relax::DeviceGrid<T> scratch(n, stream);
+  auto u = hashed_grid<T>(e, 1, stream), b = hashed_grid<T>(e, 2, stream);
+  relax::DeviceGrid<T> scratch(e, stream);
   relax::copy(u, scratch, stream);
-  relax::Sweeper<Strategy>::run(s, u, scratch, b, 1, stream);  // u = sweep(old u), old u in scratch
+  relax::Sweeper<Strategy>::run(s, u, scratch, b, {1}, stream);  // u = sweep(old u), old u in scratch
   RELAX_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (!sweep_is_exact(s, scratch, u, b)) {
     state.SkipWithError("sweep differs from the host evaluation of the stencil");
@@ -86,31 +83,31 @@ void sweep_throughput(benchmark::State& state) {
   }
   // Enough sweeps per timed batch to keep a batch above ~1 ms even when the grid sits in L2, and
   // a multiple of 8 so tiled strategies of depth 1, 2, 4, 8 run whole launches.
-  const std::int64_t batch = std::max<std::int64_t>(8, (std::int64_t(1) << 28) / (n * n) / 8 * 8);
+  const std::int64_t batch = std::max<std::int64_t>(8, (std::int64_t(1) << 28) / e.points() / 8 * 8);
   double total_ms = 0;
   for (auto _ : state) {
-    const double ms = time_ms(stream, [&] { relax::Sweeper<Strategy>::run(s, u, scratch, b, batch, stream); });
+    const double ms = time_ms(stream, [&] { relax::Sweeper<Strategy>::run(s, u, scratch, b, {batch}, stream); });
     state.SetIterationTime(ms * 1e-3);
     total_ms += ms;
   }
   const double sweeps = static_cast<double>(batch) * state.iterations();
-  const double points = static_cast<double>(n) * n;
+  const double points = static_cast<double>(e.points());
   counter(state, "gups", sweeps * points / (total_ms * 1e6));
   counter(state, "GBps", sweeps * points * 3 * sizeof(T) / (total_ms * 1e6));
   counter(state, "us_per_sweep", total_ms * 1e3 / sweeps);
 }
 
-template <class Strategy>
+template <class S, class Strategy>
 void diffusion_solve(benchmark::State& state) {
-  using T = float;
+  using T = typename S::value_type;
   relax::DiffusionParams p;
   p.n = state.range(0);
+  p.dims = S::rank;
   p.r = static_cast<double>(state.range(1));
   p.source = relax::Source::gaussian;
-  relax::Solver<relax::Stencil5<T>, Strategy, relax::Fixed> solver(p.n, relax::Stencil5<T>(p.r),
-                                                                  relax::Fixed(8));
+  relax::Solver<S, Strategy, relax::Fixed> solver(p.extents(), S(p.r), relax::Fixed(8));
   relax::DiffusionState<T> problem(p, solver.stream());
-  relax::DeviceGrid<T> u0(p.n, solver.stream());
+  relax::DeviceGrid<T> u0(p.extents(), solver.stream());
   relax::copy(problem.u(), u0, solver.stream());
   relax::RunReport run;
   for (auto _ : state) {
@@ -123,11 +120,11 @@ void diffusion_solve(benchmark::State& state) {
     state.SetIterationTime(run.time_ms * 1e-3);
   }
   // The same sweeps without checks, timed on the final state: what the checks add is the rest.
-  relax::DeviceGrid<T> scratch(p.n, solver.stream());
+  relax::DeviceGrid<T> scratch(p.extents(), solver.stream());
   relax::copy(problem.u(), scratch, solver.stream());
   const std::int64_t probe = 48;  // whole launches for D = 1, 2, 4, 8
   const double sweep_ms = time_ms(solver.stream(), [&] {
-    relax::Sweeper<Strategy>::run(solver.stencil(), problem.u(), scratch, problem.b(), probe,
+    relax::Sweeper<Strategy>::run(solver.stencil(), problem.u(), scratch, problem.b(), {probe},
                                   solver.stream());
   }) / probe;
   counter(state, "sweeps", static_cast<double>(run.sweeps()));
@@ -157,20 +154,21 @@ void reference_sweep(benchmark::State& state) {
   counter(state, "gups", static_cast<double>(n) * n * state.iterations() / (total_s * 1e9));
 }
 
-template <class Strategy>
+template <class Strategy, class S = relax::Stencil5<float>>
 void register_sweep(const char* family, const char* shape,
                     std::initializer_list<std::int64_t> sizes = {512, 1024, 2048, 4096, 8192, 16384}) {
   for (std::int64_t n : sizes)
     benchmark::RegisterBenchmark(
-        (std::string(family) + "/" + shape + "/N:" + std::to_string(n)).c_str(), sweep_throughput<Strategy>)
+        (std::string(family) + "/" + shape + "/N:" + std::to_string(n)).c_str(), sweep_throughput<S, Strategy>)
         ->Arg(n)->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(5)
         ->ReportAggregatesOnly(true);
 }
 
-template <class Strategy>
+template <class Strategy, class S = relax::Stencil5<float>>
 void register_solve(const char* name, std::int64_t n, std::int64_t r) {
-  benchmark::RegisterBenchmark((std::string("diffusion_solve/") + name + "/r:" + std::to_string(r) +
-                                "/N:" + std::to_string(n)).c_str(), diffusion_solve<Strategy>)
+  const std::string family = S::rank == 3 ? "diffusion3d_solve/" : "diffusion_solve/";
+  benchmark::RegisterBenchmark((family + name + "/r:" + std::to_string(r) +
+                                "/N:" + std::to_string(n)).c_str(), diffusion_solve<S, Strategy>)
       ->Args({n, r})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1)
       ->Repetitions(3)->ReportAggregatesOnly(true);
 }
@@ -217,6 +215,17 @@ const int registered = [] {
     register_solve<relax::TemporalBlock<8, relax::ColumnStream>>("TemporalBlock8_stream", n, 10);
     register_solve<relax::BlockAsync<8>>("BlockAsync8", n, 10);
   }
+  // 3D: the seven-point stencil from L2-resident (128³: 25 MB) to HBM (512³: 1.6 GB).
+  using S3 = relax::Stencil7<float>;
+  register_sweep<relax::Sync, S3>("sync3d_sweep", "Sync", {128, 256, 512});
+  register_sweep<relax::SyncTile<32, 8, 1>, S3>("sync3d_sweep", "32x8x1", {256, 512});
+  register_sweep<relax::SyncTile<32, 8, 8>, S3>("sync3d_sweep", "32x8x8", {256, 512});
+  register_sweep<relax::TemporalBlock<2, relax::Tile<32, 8, 4>>, S3>("tiled3d_sweep", "TemporalBlock2_32x8x4", {256, 512});
+  register_sweep<relax::TemporalBlock<4, relax::Tile<32, 8, 4>>, S3>("tiled3d_sweep", "TemporalBlock4_32x8x4", {256, 512});
+  register_sweep<relax::TemporalBlock<2, relax::Tile<32, 8, 8>>, S3>("tiled3d_sweep", "TemporalBlock2_32x8x8", {256, 512});
+  register_sweep<relax::BlockAsync<4, relax::Tile<32, 8, 4>>, S3>("tiled3d_sweep", "BlockAsync4_32x8x4", {256, 512});
+  register_solve<relax::Sync, S3>("Sync", 256, 10);
+  register_solve<relax::TemporalBlock<2, relax::Tile<32, 8, 4>>, S3>("TemporalBlock2_32x8x4", 256, 10);
   for (std::int64_t n : {1024, 4096})
     for (std::int64_t threads : {1, 0})
       benchmark::RegisterBenchmark(("reference_sweep/threads:" + std::string(threads ? "1" : "all") +

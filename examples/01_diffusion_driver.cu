@@ -1,8 +1,8 @@
 // The command-line driver: runs the implicit diffusion problem of the block-asynchronous Jacobi
-// study (ten backward-Euler steps on an N × N grid, each solved by Jacobi to ρ < tol) on the GPU
-// with the chosen strategy (Sync, TemporalBlock<D, ColumnStream>, BlockAsync<D>), or with the
-// reference backend on the CPU when there is no GPU. Prints
-// each step's sweeps, ρ and time, a summary, and optionally a JSON report.
+// study (ten backward-Euler steps on an nx × ny box, or nx × ny × nz in 3D, each solved by Jacobi
+// to ρ < tol) on the GPU with the chosen strategy (Sync, exact temporal blocking, BlockAsync<D>),
+// or with the reference backend on the CPU when there is no GPU. Prints each step's sweeps, ρ and
+// time, a summary, and optionally a JSON report.
 
 #include "driver_options.hpp"
 
@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -37,7 +38,9 @@ void write_json(const std::string& path, const Options& o, const std::string& ba
                 const std::string& device, const relax::RunReport& run) {
   std::ofstream out(path);
   if (!out) throw relax::invalid_argument("--json", path, "a file that can be written");
-  out << "{\n  \"n\": " << o.problem.n << ",\n  \"r\": " << o.problem.r << ",\n  \"source\": \""
+  const relax::Extents e = o.problem.extents();
+  out << "{\n  \"n\": " << o.problem.n << ",\n  \"dims\": " << e.rank << ",\n  \"nx\": " << e.nx
+      << ",\n  \"ny\": " << e.ny << ",\n  \"nz\": " << e.nz << ",\n  \"r\": " << o.problem.r << ",\n  \"source\": \""
       << relax::to_string(o.problem.source) << "\",\n  \"precision\": \""
       << (o.precision == Precision::float32 ? "float" : "double") << "\",\n  \"tol\": "
       << o.solve.tol << ",\n  \"check_interval\": " << o.check_interval << ",\n  \"strategy\": \"" << strategy_text(o)
@@ -55,35 +58,41 @@ void write_json(const std::string& path, const Options& o, const std::string& ba
   out << "\n  ]\n}\n";
 }
 
-template <class T, class Strategy>
+template <class S, class Strategy>
 relax::RunReport run_gpu(const Options& o) {
-  relax::Solver<relax::Stencil5<T>, Strategy, relax::Fixed> solver(
-      o.problem.n, relax::Stencil5<T>(o.problem.r), relax::Fixed(o.check_interval), o.solve);
-  relax::DiffusionState<T> state(o.problem, solver.stream());
+  relax::Solver<S, Strategy, relax::Fixed> solver(o.problem.extents(), S(o.problem.r),
+                                                  relax::Fixed(o.check_interval), o.solve);
+  relax::DiffusionState<typename S::value_type> state(o.problem, solver.stream());
   return relax::run_diffusion(solver, state, print_step);
 }
 
 // The strategy types behind --strategy and --depth.
-template <class T, template <int, class> class Tiled, class Shape>
+template <class S, template <int, class> class Tiled, class Shape>
 relax::RunReport run_gpu_depth(const Options& o) {
   switch (o.depth) {
-    case 1: return run_gpu<T, Tiled<1, Shape>>(o);
-    case 2: return run_gpu<T, Tiled<2, Shape>>(o);
-    case 4: return run_gpu<T, Tiled<4, Shape>>(o);
-    default: return run_gpu<T, Tiled<8, Shape>>(o);
+    case 1: return run_gpu<S, Tiled<1, Shape>>(o);
+    case 2: return run_gpu<S, Tiled<2, Shape>>(o);
+    case 4: return run_gpu<S, Tiled<4, Shape>>(o);
+    default: return run_gpu<S, Tiled<8, Shape>>(o);
+  }
+}
+
+// Exact temporal blocking streams through registers in 2D and runs shared-memory tiles in 3D.
+template <class S>
+relax::RunReport run_gpu_stencil(const Options& o) {
+  using Exact = std::conditional_t<S::rank == 2, relax::ColumnStream, relax::Tile<32, 8, 4>>;
+  switch (o.strategy) {
+    case StrategyName::temporal: return run_gpu_depth<S, relax::TemporalBlock, Exact>(o);
+    case StrategyName::blockasync: return run_gpu_depth<S, relax::BlockAsync, relax::Tile<32, 8>>(o);
+    case StrategyName::automatic: return run_gpu<S, relax::Auto>(o);
+    default: return run_gpu<S, relax::Sync>(o);
   }
 }
 
 template <class T>
 relax::RunReport run_gpu(const Options& o) {
-  switch (o.strategy) {
-    case StrategyName::temporal:
-      return run_gpu_depth<T, relax::TemporalBlock, relax::ColumnStream>(o);
-    case StrategyName::blockasync:
-      return run_gpu_depth<T, relax::BlockAsync, relax::Tile<32, 8>>(o);
-    case StrategyName::automatic: return run_gpu<T, relax::Auto>(o);
-    default: return run_gpu<T, relax::Sync>(o);
-  }
+  if (o.problem.dims == 3) return run_gpu_stencil<relax::Stencil7<T>>(o);
+  return run_gpu_stencil<relax::Stencil5<T>>(o);
 }
 
 // On the host, TemporalBlock's iterates are Sync's (exact), so the plain schedule serves, and
@@ -109,7 +118,7 @@ int run(const Options& o, Backend backend) {
     device = info.name;
     std::string strategy = strategy_text(o);
     if (o.strategy == StrategyName::automatic)
-      strategy += " (" + relax::to_string(relax::auto_select(o.problem.n, o.problem.r, sizeof(T), info.l2_bytes)) +
+      strategy += " (" + relax::to_string(relax::auto_select(o.problem.extents(), o.problem.r, sizeof(T), info.l2_bytes)) +
                   " for this grid on this GPU)";
     std::printf("backend: GPU (%s, %d SMs, %.0f MiB L2), strategy %s, %s checks\n", info.name.c_str(),
                 info.sm_count, static_cast<double>(info.l2_bytes) / (1 << 20), strategy.c_str(),
@@ -124,9 +133,9 @@ int run(const Options& o, Backend backend) {
                 o.backend == Backend::automatic ? ": no CUDA device is present" : "");
     report = run_cpu<T>(o, exec);
   }
-  std::printf("summary: N = %lld, r = %g, %s source, %zu steps, %lld sweeps, %.3f ms, %.2f G "
+  std::printf("summary: %s points, r = %g, %s source, %zu steps, %lld sweeps, %.3f ms, %.2f G "
               "point-updates/s, %s\n",
-              static_cast<long long>(o.problem.n), o.problem.r, relax::to_string(o.problem.source),
+              o.problem.extents().to_text().c_str(), o.problem.r, relax::to_string(o.problem.source),
               report.steps.size(), static_cast<long long>(report.sweeps()), report.time_ms,
               report.gups(), report.converged() ? "all steps converged" : "NOT CONVERGED");
   if (!o.json_path.empty()) write_json(o.json_path, o, backend_name, device, report);
@@ -143,9 +152,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     const Backend backend = relax::driver::resolve(o.backend, relax::device_count());
-    std::printf("implicit diffusion: N = %lld, r = %g, %s source, %d steps, tol %g, check every "
+    std::printf("implicit diffusion (%dD): %s points, r = %g, %s source, %d steps, tol %g, check every "
                 "%d sweeps, %s\n",
-                static_cast<long long>(o.problem.n), o.problem.r,
+                o.problem.dims, o.problem.extents().to_text().c_str(), o.problem.r,
                 relax::to_string(o.problem.source), o.problem.steps, o.solve.tol, o.check_interval,
                 o.precision == Precision::float32 ? "float32" : "float64");
     return o.precision == Precision::float32 ? run<float>(o, backend) : run<double>(o, backend);

@@ -45,6 +45,9 @@ struct Options {
 inline const char* usage() {
   return "usage: relax-diffusion [options]\n"
          "  --n N              interior points per side (default 512, >= 3)\n"
+         "  --dims D           2 (the unit square) or 3 (the unit cube) (default 2)\n"
+         "  --nx X --ny Y      a rectangular box: points along x (a row) and y (default N)\n"
+         "  --nz Z             points along z, 3D only (default N; implies --dims 3)\n"
          "  --r R              coupling r = alpha dt / h^2 (default 10, > 0)\n"
          "  --source S         point | gaussian (default gaussian)\n"
          "  --amplitude A      peak of dt*f (default 10)\n"
@@ -100,6 +103,13 @@ inline Options parse(const std::vector<std::string>& args) {
     }
     const std::string& v = args[++k];
     if (opt == "--n") o.problem.n = detail::parse_int(opt, v);
+    else if (opt == "--dims") o.problem.dims = detail::narrow(opt, detail::parse_int(opt, v));
+    else if (opt == "--nx") o.problem.nx = detail::parse_int(opt, v);
+    else if (opt == "--ny") o.problem.ny = detail::parse_int(opt, v);
+    else if (opt == "--nz") {
+      o.problem.nz = detail::parse_int(opt, v);
+      o.problem.dims = 3;
+    }
     else if (opt == "--r") o.problem.r = detail::parse_real(opt, v);
     else if (opt == "--source") {
       try {

@@ -23,7 +23,7 @@ using Bad = relax::TemporalBlock<16, relax::Tile<32, 8>>;  // halo wider than th
 #elif CASE == 6
 // Auto's tree needs the coupling r, which a user stencil need not have.
 void sweep(const relax::testing::Anisotropic5& s, relax::DeviceGrid<float>& u) {
-  relax::Sweeper<relax::Auto>::run(s, u, u, u, 1, nullptr);
+  relax::Sweeper<relax::Auto>::run(s, u, u, u, {1}, nullptr);
 }
 using Bad = int;
 #elif CASE == 7

@@ -9,6 +9,7 @@
 #include <relax/reference/jacobi.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
+#include <relax/stencil/stencil5.hpp>
 #include <relax/strategy/adaptive.cuh>
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>
@@ -54,7 +55,7 @@ void check_overlapped_matches_blocking(const relax::DiffusionParams& p, std::int
   // The overlapped iterate is the blocking one after the extra sweeps.
   DeviceGrid<float> scratch = relax::to_device(relax::to_host(bs.u(), blocking.stream()), blocking.stream());
   if (got.extra_sweeps > 0)
-    relax::Sweeper<relax::Sync>::run(s, bs.u(), scratch, bs.b(), got.extra_sweeps, blocking.stream());
+    relax::Sweeper<relax::Sync>::run(s, bs.u(), scratch, bs.b(), {got.extra_sweeps}, blocking.stream());
   const HostGrid<float> want_u = relax::to_host(bs.u(), blocking.stream());
   const HostGrid<float> got_u = relax::to_host(os.u(), overlapped.stream());
   INFO("extra sweeps " << got.extra_sweeps << ", differing points "

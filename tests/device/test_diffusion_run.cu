@@ -66,7 +66,7 @@ TEST_CASE("grids of more than 2^31 points sweep and reduce exactly", "[.large]")
   relax::DeviceGrid<float> du = relax::to_device(u, stream), db = relax::to_device(b, stream);
   relax::DeviceGrid<float> scratch = relax::to_device(u, stream);
   relax::MaxNormSlot<float> slot;
-  relax::Sweeper<relax::Sync>::run(s, du, scratch, db, 1, stream);
+  relax::Sweeper<relax::Sync>::run(s, du, scratch, db, {1}, stream);
   const float gpu_norm = relax::residual_norm(s, du, db, slot, stream);
   const HostGrid<float> got = relax::to_host(du, stream);
   HostGrid<float> out = u;

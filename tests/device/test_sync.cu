@@ -28,7 +28,7 @@ void check_sweeps_match(std::int64_t n, double r, std::int64_t sweeps) {
   relax::Stream stream;
   DeviceGrid<T> du = relax::to_device(u, stream), db = relax::to_device(b, stream);
   DeviceGrid<T> scratch = relax::to_device(u, stream);
-  relax::Sweeper<Strategy>::run(s, du, scratch, db, sweeps, stream);
+  relax::Sweeper<Strategy>::run(s, du, scratch, db, {sweeps}, stream);
   const HostGrid<T> got = relax::to_host(du, stream);
 
   HostGrid<T> out = u;

@@ -34,7 +34,7 @@ void check_launches_match(std::int64_t n, int depth, std::int64_t count) {
   relax::Stream stream;
   DeviceGrid<float> du = relax::to_device(u, stream), scratch = relax::to_device(u, stream);
   const DeviceGrid<float> db = relax::to_device(b, stream);
-  relax::Sweeper<Strategy>::run_with_depth(s, du, scratch, db, count, depth, stream);
+  relax::Sweeper<Strategy>::run(s, du, scratch, db, {count, depth}, stream);
   const HostGrid<float> got = relax::to_host(du, stream);
   HostGrid<float> host_scratch = u;
   ref::sweeps(s, u, host_scratch, b, ref::TiledSchedule{Tile::x, Tile::y, depth, Strategy::exact},
@@ -91,8 +91,8 @@ void check_stream_equals_sync(std::int64_t n, std::int64_t count) {
   DeviceGrid<T> a = relax::to_device(u, stream), a_scratch = relax::to_device(u, stream);
   DeviceGrid<T> c = relax::to_device(u, stream), c_scratch = relax::to_device(u, stream);
   const DeviceGrid<T> db = relax::to_device(b, stream);
-  relax::Sweeper<relax::TemporalBlock<D, relax::ColumnStream>>::run(s, a, a_scratch, db, count, stream);
-  relax::Sweeper<relax::Sync>::run(s, c, c_scratch, db, count, stream);
+  relax::Sweeper<relax::TemporalBlock<D, relax::ColumnStream>>::run(s, a, a_scratch, db, {count}, stream);
+  relax::Sweeper<relax::Sync>::run(s, c, c_scratch, db, {count}, stream);
   const HostGrid<T> got = relax::to_host(a, stream), want = relax::to_host(c, stream);
   INFO("n = " << n << ", D = " << D << ", " << sizeof(T) * 8 << "-bit, differing points "
               << relax::testing::count_differences(got, want));
@@ -167,9 +167,9 @@ TEST_CASE("tiled strategies reject depths the tile cannot hold", "[tiled][valida
   using Tag = relax::TemporalBlock<relax::dynamic>;
   using Temporal = relax::Sweeper<Tag>;
   const int too_deep = std::min(Tag::tile::x, Tag::tile::y) + 1;  // a halo wider than the tile
-  CHECK_THROWS_AS(Temporal::run_with_depth(s, u, scratch, b, too_deep, too_deep, stream),
+  CHECK_THROWS_AS(Temporal::run(s, u, scratch, b, {too_deep, too_deep}, stream),
                   relax::invalid_argument);
-  CHECK_THROWS_AS(Temporal::run_with_depth(s, u, scratch, b, 4, 0, stream), relax::invalid_argument);
+  CHECK_THROWS_AS(Temporal::run(s, u, scratch, b, {4, 0}, stream), relax::invalid_argument);
 }
 
 TEST_CASE("Ladder with BlockAsync<dynamic> equals its host emulation; with TemporalBlock, Sync",
@@ -202,11 +202,11 @@ TEST_CASE("Auto runs the strategy it picks for the grid and the device", "[tiled
   const std::int64_t n = GENERATE(70, 512, 1000);
   const double r = GENERATE(1.0, 100.0);
   const auto p = diffusion_params(n, r, relax::Source::gaussian, 3);
-  const relax::AutoChoice c = relax::auto_select(n, r, sizeof(float), relax::current_l2_bytes());
+  const relax::FamilyChoice c = relax::auto_select(n, r, sizeof(float), relax::current_l2_bytes());
   INFO("N = " << n << ", r = " << r << ": " << relax::to_string(c));
   HostGrid<float> auto_u, want_u;
   const auto got = gpu_run<relax::Auto>(p, auto_u);
-  if (c.family == relax::AutoFamily::blockasync) {
+  if (c.family == relax::Family::blockasync) {
     const auto want = ref::run_diffusion<float>(p, 8, {}, ref::Exec::openmp(), &want_u, {},
                                                 ref::TiledSchedule{32, 8, c.depth, false});
     check_same_run(got, auto_u, want, want_u);

@@ -26,7 +26,7 @@ void check(std::int64_t n, std::int64_t count, const Schedule& schedule) {
   relax::Stream stream;
   relax::DeviceGrid<float> du = relax::to_device(u, stream), scratch = relax::to_device(u, stream);
   const relax::DeviceGrid<float> db = relax::to_device(b, stream);
-  relax::Sweeper<Strategy>::run(s, du, scratch, db, count, stream);
+  relax::Sweeper<Strategy>::run(s, du, scratch, db, {count}, stream);
   const auto got = relax::to_host(du, stream);
   relax::HostGrid<float> host_scratch = u;
   relax::reference::sweeps(s, u, host_scratch, b, schedule, count, relax::reference::Exec::openmp());

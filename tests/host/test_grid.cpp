@@ -42,3 +42,57 @@ TEST_CASE("views and element access address the same storage", "[grid]") {
   CHECK(g.layout() == GridLayout::of<float>(70));
   CHECK(g.layout() != GridLayout::of<float>(71));
 }
+
+TEMPLATE_TEST_CASE("rectangular and 3D boxes: aligned rows, planes one after another", "[grid][3d]",
+                   float, double) {
+  for (auto e : {relax::Extents(1, 57), relax::Extents(57, 1), relax::Extents(70, 1000),
+                 relax::Extents(33, 17, 5), relax::Extents(5, 17, 33), relax::Extents(1, 1, 64)}) {
+    INFO("box " << e.to_text());
+    const GridLayout l = GridLayout::of<TestType>(e);
+    CHECK(l.pitch >= l.lead + e.nx + 2);
+    CHECK(l.plane == (e.ny + 2) * l.pitch);
+    CHECK(l.planes() == (e.rank == 3 ? e.nz + 2 : 1));
+    for (std::int64_t k = 0; k < l.planes(); ++k)
+      for (std::int64_t i = 0; i <= e.ny + 1; ++i)
+        CHECK((l.offset(k, i, 1) * static_cast<std::int64_t>(sizeof(TestType))) % 128 == 0);
+    CHECK(l.offset(l.planes() - 1, e.ny + 1, e.nx + 1) < l.size());
+    CHECK(l.points() == e.nx * e.ny * e.nz);
+  }
+}
+
+TEST_CASE("a wider ring keeps the first interior point of each row aligned", "[grid]") {
+  const GridLayout l = GridLayout::of<float>(relax::Extents(70, 30), 3);
+  CHECK(l.halo == 3);
+  CHECK((l.offset(5, 3) * 4) % 128 == 0);
+  CHECK(l.pitch >= l.lead + 70 + 6);
+  CHECK(l != GridLayout::of<float>(relax::Extents(70, 30)));
+  relax::HostGrid<float> g(l);
+  CHECK(g.view().extent(0) == 36);
+  CHECK(g.view().extent(1) == 76);
+  CHECK_THROWS_AS(GridLayout::of<float>(relax::Extents(4, 4), 0), relax::invalid_argument);
+}
+
+TEST_CASE("3D views and element access address the same storage", "[grid][3d]") {
+  relax::HostGrid<double> g(relax::Extents(5, 17, 33));
+  g(0, 0, 0) = 1.0;
+  g(34, 18, 6) = 2.0;
+  g(3, 4, 5) = 3.0;
+  auto v = g.view3();
+  CHECK(v.extent(0) == 35);
+  CHECK(v.extent(1) == 19);
+  CHECK(v.extent(2) == 7);
+  CHECK(v(0, 0, 0) == 1.0);
+  CHECK(v(34, 18, 6) == 2.0);
+  CHECK(v(3, 4, 5) == 3.0);
+  CHECK(g.storage()[g.layout().offset(3, 4, 5)] == 3.0);
+}
+
+TEST_CASE("boxes with an empty axis or a bad rank are rejected", "[grid][validation]") {
+  CHECK_THROWS_WITH(GridLayout::of<float>(relax::Extents(0, 5)), Catch::Contains("0 x 5"));
+  CHECK_THROWS_AS(GridLayout::of<float>(relax::Extents(4, 4, 0)), relax::invalid_argument);
+  relax::Extents bad(4, 4);
+  bad.rank = 4;
+  CHECK_THROWS_WITH(bad.validate(), Catch::Contains("rank 2 or 3"));
+  CHECK(relax::Extents::cube(7, 3) == relax::Extents(7, 7, 7));
+  CHECK(relax::Extents::cube(7) == relax::Extents(7, 7));
+}

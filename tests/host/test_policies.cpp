@@ -9,6 +9,7 @@
 #include <relax/control/ladder.hpp>
 #include <relax/reference/jacobi.hpp>
 #include <relax/stencil/stencil5.hpp>
+#include <relax/stencil/stencil7.hpp>
 #include <relax/stencil/traits.hpp>
 #include <relax/strategy/adaptive.hpp>
 #include <relax/strategy/auto.hpp>
@@ -73,20 +74,35 @@ TEST_CASE("Auto's features: the working set of u, u' and b over the L2 size, and
   for (std::int64_t n : {64, 512, 1000, 4096, 16384, 32768, 90000})
     for (double r : {0.5, 1.0, 10.0, 100.0, 1000.0}) {
       INFO("n = " << n << ", r = " << r);
-      const relax::AutoChoice c = relax::auto_select(n, r, sizeof(float), l2);
-      const relax::AutoChoice want = relax::auto_choice(12.0 * double(n) * double(n) / double(l2), r);
+      const relax::FamilyChoice c = relax::auto_select(n, r, sizeof(float), l2);
+      const relax::FamilyChoice want = relax::auto_choice(12.0 * double(n) * double(n) / double(l2), r);
       CHECK(c.family == want.family);
       CHECK(c.depth == want.depth);
       // Every leaf of the generated tree names a strategy the dispatcher can run.
       CHECK((c.depth == 1 || c.depth == 2 || c.depth == 4 || c.depth == 8));
-      if (c.family == relax::AutoFamily::sync) CHECK(c.depth == 1);
-      CHECK(relax::to_string(c).find(c.family == relax::AutoFamily::sync ? "Sync" : "<") != std::string::npos);
+      if (c.family == relax::Family::sync) CHECK(c.depth == 1);
+      CHECK(relax::to_string(c).find(c.family == relax::Family::sync ? "Sync" : "<") != std::string::npos);
       // float64 doubles the working set: the same choice as a float grid of twice the points.
-      const relax::AutoChoice d = relax::auto_select(n, r, sizeof(double), l2);
-      const relax::AutoChoice twice = relax::auto_choice(24.0 * double(n) * double(n) / double(l2), r);
+      const relax::FamilyChoice d = relax::auto_select(n, r, sizeof(double), l2);
+      const relax::FamilyChoice twice = relax::auto_choice(24.0 * double(n) * double(n) / double(l2), r);
       CHECK(d.family == twice.family);
       CHECK(d.depth == twice.depth);
     }
+}
+
+TEST_CASE("Auto reads the coupling every stencil has: its Jacobi contraction", "[policy][auto]") {
+  for (double r : {0.01, 0.5, 10.0, 1000.0}) {
+    INFO("r = " << r);
+    CHECK(relax::equivalent_coupling(relax::Stencil5<double>(r)) == Approx(r).epsilon(1e-12));
+    CHECK(relax::equivalent_coupling(relax::Stencil7<double>(r)) == Approx(r).epsilon(1e-12));
+    CHECK(relax::equivalent_coupling(relax::Stencil5<float>(r)) == Approx(r).epsilon(1e-4));
+  }
+  // A stencil without a member r: anisotropic couplings 1 and 0.25 contract like r = 0.625.
+  CHECK(relax::equivalent_coupling(Anisotropic5{}) == Approx(0.625).epsilon(1e-5));
+  // 3D boxes run Sync until the tree is trained on 3D runs.
+  const relax::FamilyChoice c3 = relax::auto_select(relax::Extents(512, 512, 512), 10.0, 4, 60u << 20);
+  CHECK(c3.family == relax::Family::sync);
+  CHECK_THROWS_AS(relax::auto_select(relax::Extents(0, 4), 10.0, 4, 60u << 20), relax::invalid_argument);
 }
 
 TEST_CASE("a user-defined stencil converges with the reference backend", "[policy][reference]") {

@@ -5,6 +5,7 @@
 #include <relax/reference/diffusion.hpp>
 #include <relax/reference/jacobi.hpp>
 #include <relax/stencil/stencil5.hpp>
+#include <relax/stencil/stencil7.hpp>
 
 #include <cmath>
 #include <limits>
@@ -17,14 +18,57 @@ TEST_CASE("Stencil5 update and residual match hand-computed values", "[stencil]"
   // r = 0.25 makes 1 + 4r = 2 and every intermediate exact in binary.
   const Stencil5<float> s(0.25);
   CHECK(s.inv_diag == 0.5f);
-  // (b + r (n + s + e + w)) / (1 + 4r) = (1 + 0.25 * 15) / 2
-  CHECK(s.update(1.0f, 2.0f, 3.0f, 4.0f, 6.0f) == 2.375f);
-  // b - (1 + 4r) c + r (n + s + e + w) = 1 - 4 + 3.75
-  CHECK(s.residual(1.0f, 2.0f, 2.0f, 3.0f, 4.0f, 6.0f) == 0.75f);
+  // Neighbours {c, n, s, e, w}: (b + r (n + s + e + w)) / (1 + 4r) = (1 + 0.25 * 15) / 2
+  CHECK(s.update(relax::Neighbours<float, 2>{2.0f, 2.0f, 3.0f, 4.0f, 6.0f}, {}, 1.0f) == 2.375f);
+  // b - (1 + 4r) c + r (n + s + e + w) = 1 - 4 + 3.25
+  CHECK(s.residual(relax::Neighbours<float, 2>{2.0f, 2.0f, 3.0f, 4.0f, 4.0f}, {}, 1.0f) == 0.25f);
   // The fixed point of the update has zero residual.
   const Stencil5<double> d(0.25);
-  const double c = d.update(1.0, 2.0, 3.0, 4.0, 6.0);
-  CHECK(d.residual(1.0, c, 2.0, 3.0, 4.0, 6.0) == 0.0);
+  relax::Neighbours<double, 2> nb{0.0, 2.0, 3.0, 4.0, 6.0};
+  nb.c = d.update(nb, {}, 1.0);
+  CHECK(d.residual(nb, {}, 1.0) == 0.0);
+}
+
+TEST_CASE("neighbours by offset: north is dy = -1, east dx = +1, up dz = -1", "[stencil]") {
+  const relax::Neighbours<int, 2> n2{0, 1, 2, 3, 4};
+  CHECK(n2(0, 0) == 0);
+  CHECK(n2(0, -1) == 1);
+  CHECK(n2(0, 1) == 2);
+  CHECK(n2(1, 0) == 3);
+  CHECK(n2(-1, 0) == 4);
+  const relax::Neighbours<int, 3> n3{0, 1, 2, 3, 4, 5, 6};
+  CHECK(n3(0, -1, 0) == 1);
+  CHECK(n3(-1, 0, 0) == 4);
+  CHECK(n3(0, 0, -1) == 5);
+  CHECK(n3(0, 0, 1) == 6);
+}
+
+TEST_CASE("Stencil7 update and residual match hand-computed values", "[stencil]") {
+  // r = 0.5 makes 1 + 6r = 4: every intermediate is exact in binary.
+  const relax::Stencil7<float> s(0.5);
+  CHECK(s.inv_diag == 0.25f);
+  const relax::Neighbours<float, 3> nb{1.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 7.0f};
+  // (b + r (1 + 2 + 3 + 4 + 5 + 7)) / 4 = (2 + 11) / 4
+  CHECK(s.update(nb, {}, 2.0f) == 3.25f);
+  // (b - c) + r Σ (nbr - c) = 1 + 0.5 * 16
+  CHECK(s.residual(nb, {}, 2.0f) == 9.0f);
+  // Difference form: the residual at the update's fixed point is zero.
+  const relax::Stencil7<double> d(0.5);
+  relax::Neighbours<double, 3> m{0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 7.0};
+  m.c = d.update(m, {}, 2.0);
+  CHECK(d.residual(m, {}, 2.0) == 0.0);
+}
+
+TEST_CASE("couplings are validated in the stencil's own type", "[stencil][validation]") {
+  CHECK_THROWS_WITH(Stencil5<float>(1e300), Catch::Contains("invalid r = 1e+300") && Catch::Contains("float"));
+  CHECK_THROWS_AS(Stencil5<float>(1e38), relax::invalid_argument);  // 1 + 4r overflows in float
+  CHECK_THROWS_AS(relax::Stencil7<float>(1e300), relax::invalid_argument);
+  CHECK_THROWS_AS(Stencil5<float>(1e-50), relax::invalid_argument);  // rounds to 0 in float
+  CHECK_THROWS_AS(Stencil5<double>(-1.0), relax::invalid_argument);
+  CHECK_THROWS_AS(Stencil5<double>(std::nan("")), relax::invalid_argument);
+  CHECK_NOTHROW(Stencil5<double>(1e300));
+  CHECK_NOTHROW(Stencil5<float>(1e30));
+  CHECK(std::isfinite(Stencil5<float>(1e30).inv_diag));
 }
 
 TEST_CASE("reference sweeps and norms match hand-computed values on a 3 x 3 grid", "[reference]") {

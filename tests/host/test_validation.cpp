@@ -133,6 +133,19 @@ TEST_CASE("driver options: defaults, values and errors", "[validation][driver]")
   CHECK(rejected_option({"--bogus", "1"}) == "option");
 }
 
+TEST_CASE("driver options: rectangular and 3D boxes", "[validation][driver][3d]") {
+  const auto r = relax::driver::parse({"--nx", "70", "--ny", "1000"});
+  CHECK(r.problem.extents() == relax::Extents(70, 1000));
+  const auto c = relax::driver::parse({"--n", "64", "--dims", "3"});
+  CHECK(c.problem.extents() == relax::Extents(64, 64, 64));
+  const auto b = relax::driver::parse({"--nx", "33", "--ny", "17", "--nz", "5"});
+  CHECK(b.problem.dims == 3);
+  CHECK(b.problem.extents() == relax::Extents(33, 17, 5));
+  CHECK(rejected_option({"--dims", "4"}) == "--dims");
+  CHECK(rejected_option({"--nx", "2"}) == "--nx");
+  CHECK(rejected_option({"--nz", "1"}) == "--nz");
+}
+
 TEST_CASE("driver backend: gpu without a device is an error naming --backend", "[validation][driver]") {
   using relax::driver::Backend;
   CHECK(rejected_argument([] { (void)relax::driver::resolve(Backend::gpu, 0); }) == "--backend");

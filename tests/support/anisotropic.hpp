@@ -4,24 +4,30 @@
 
 #include <relax/config.hpp>
 #include <relax/core/arith.hpp>
+#include <relax/domain/grid.hpp>
 
 namespace relax::testing {
 
 struct Anisotropic5 {
   using value_type = float;
+  static constexpr int rank = 2;
   static constexpr int radius = 1;
   float rx = 1.0f, ry = 0.25f, inv_diag = 1.0f / 3.5f;
 
   Anisotropic5() = default;
   Anisotropic5(float x, float y) : rx(x), ry(y), inv_diag(1.0f / (1.0f + 2.0f * x + 2.0f * y)) {}
 
-  RELAX_HOST_DEVICE float update(float b, float n, float s, float e, float w) const {
+  template <class U>
+  RELAX_HOST_DEVICE float update(const U& u, relax::Point, float b) const {
     using namespace relax::arith;
-    return mul(add(b, add(mul(ry, add(n, s)), mul(rx, add(e, w)))), inv_diag);
+    return mul(add(b, add(mul(ry, add(u(0, -1), u(0, 1))), mul(rx, add(u(1, 0), u(-1, 0))))), inv_diag);
   }
-  RELAX_HOST_DEVICE float residual(float b, float c, float n, float s, float e, float w) const {
+  template <class U>
+  RELAX_HOST_DEVICE float residual(const U& u, relax::Point, float b) const {
     using namespace relax::arith;
-    return add(sub(b, c), add(mul(ry, add(sub(n, c), sub(s, c))), mul(rx, add(sub(e, c), sub(w, c)))));
+    const float c = u(0, 0);
+    return add(sub(b, c), add(mul(ry, add(sub(u(0, -1), c), sub(u(0, 1), c))),
+                              mul(rx, add(sub(u(1, 0), c), sub(u(-1, 0), c)))));
   }
 };
 

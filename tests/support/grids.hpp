@@ -19,13 +19,26 @@ inline double hash_unit(std::uint64_t seed, std::int64_t i, std::int64_t j) {
   return static_cast<double>(z >> 11) * 0x1.0p-53;
 }
 
+//! Calls `f(k, i, j)` for every point of `g`, ring included (k = 0 in 2D).
+template <class T, class F>
+void for_each_point(const HostGrid<T>& g, F&& f) {
+  const GridLayout& l = g.layout();
+  const std::int64_t rows = l.ny() + 2 * l.halo, cols = l.nx() + 2 * l.halo;
+  for (std::int64_t k = 0; k < l.planes(); ++k)
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < cols; ++j) f(k, i, j);
+}
+
 //! Fills every point, ring included, with values in [lo, hi) drawn from `seed`.
 template <class T>
 void fill_random(HostGrid<T>& g, std::uint64_t seed, double lo = -1.0, double hi = 1.0) {
-  const std::int64_t e = g.n() + 2;
+  const GridLayout& l = g.layout();
+  const std::int64_t rows = l.ny() + 2 * l.halo, cols = l.nx() + 2 * l.halo;
 #pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < e; ++i)
-    for (std::int64_t j = 0; j < e; ++j) g(i, j) = static_cast<T>(lo + (hi - lo) * hash_unit(seed, i, j));
+  for (std::int64_t r = 0; r < l.planes() * rows; ++r)
+    for (std::int64_t j = 0; j < cols; ++j)
+      g.storage()[l.offset(r / rows, r % rows, j)] =
+          static_cast<T>(lo + (hi - lo) * hash_unit(seed, r, j));
 }
 
 //! True when the two grids hold the same bits everywhere, padding included.
@@ -39,9 +52,10 @@ bool same_bits(const HostGrid<T>& a, const HostGrid<T>& b) {
 template <class T>
 std::int64_t count_differences(const HostGrid<T>& a, const HostGrid<T>& b) {
   std::int64_t d = 0;
-  for (std::int64_t i = 0; i <= a.n() + 1; ++i)
-    for (std::int64_t j = 0; j <= a.n() + 1; ++j)
-      if (std::memcmp(&a(i, j), &b(i, j), sizeof(T)) != 0) ++d;
+  for_each_point(a, [&](std::int64_t k, std::int64_t i, std::int64_t j) {
+    const std::int64_t at = a.layout().offset(k, i, j);
+    if (std::memcmp(&a.storage()[at], &b.storage()[at], sizeof(T)) != 0) ++d;
+  });
   return d;
 }
 

@@ -1,0 +1,204 @@
+// The sweep engine on boxes of any extents: every kernel against the reference backend on
+// rectangular, degenerate and 3D boxes (partial tiles on every axis), a stencil that reads a
+// coefficient field by global index under every strategy, the 3D diffusion problem through the
+// solver, and the device evaluation of the stop criterion against the host's.
+#include <catch2/catch.hpp>
+
+#include "grids.hpp"
+#include "runs.hpp"
+#include "stop_sequences.hpp"
+#include "variable.hpp"
+
+#include <relax/control/feedback.hpp>
+#include <relax/control/ladder.hpp>
+#include <relax/core/buffer.hpp>
+#include <relax/reference/diffusion.hpp>
+#include <relax/reference/tiled.hpp>
+#include <relax/solver/diffusion.cuh>
+#include <relax/solver/solver.cuh>
+#include <relax/stencil/stencil5.hpp>
+#include <relax/stencil/stencil7.hpp>
+
+#include <vector>
+
+using relax::DeviceGrid;
+using relax::Extents;
+using relax::HostGrid;
+namespace ref = relax::reference;
+
+namespace {
+
+const Extents boxes_2d[] = {Extents(1, 1), Extents(1, 57), Extents(57, 1), Extents(70, 1000),
+                            Extents(1000, 70), Extents(129, 3)};
+const Extents boxes_3d[] = {Extents(33, 17, 5), Extents(5, 17, 33), Extents(1, 1, 64), Extents(1, 1, 1),
+                            Extents(130, 9, 7), Extents(64, 64, 64)};
+
+// `count` sweeps of random data with `Strategy` on the GPU against `schedule` on the host.
+template <class Strategy, class S, class Schedule = ref::SyncSchedule>
+void check_sweeps(const S& host_stencil, const S& device_stencil, const Extents& e, relax::Batch batch,
+                  const Schedule& schedule = {}) {
+  using T = typename S::value_type;
+  HostGrid<T> u(e), b(e);
+  relax::testing::fill_random(u, 11 + e.nx + 3 * e.ny, 0.0, 10.0);
+  relax::testing::fill_random(b, 13 + e.nz);
+  relax::Stream stream;
+  DeviceGrid<T> du = relax::to_device(u, stream), scratch = relax::to_device(u, stream);
+  const DeviceGrid<T> db = relax::to_device(b, stream);
+  relax::Sweeper<Strategy>::run(device_stencil, du, scratch, db, batch, stream);
+  const HostGrid<T> got = relax::to_host(du, stream);
+  HostGrid<T> host_scratch = u;
+  ref::sweeps(host_stencil, u, host_scratch, b, schedule, batch.sweeps, ref::Exec::openmp());
+  INFO("box " << e.to_text() << ", sweeps " << batch.sweeps << ", D " << batch.depth
+              << ", differing points " << relax::testing::count_differences(got, u));
+  CHECK(relax::testing::same_bits(got, u));
+  relax::MaxNormSlot<T> slot;
+  CHECK(relax::residual_norm(device_stencil, du, db, slot, stream) == ref::residual_norm(host_stencil, u, b));
+  CHECK(relax::rhs_norm(device_stencil, du, db, slot, stream) == ref::rhs_norm(host_stencil, u, b));
+}
+
+template <class Strategy, class S, class Schedule = ref::SyncSchedule>
+void check_sweeps(const S& s, const Extents& e, relax::Batch batch, const Schedule& schedule = {}) {
+  check_sweeps<Strategy>(s, s, e, batch, schedule);
+}
+
+}  // namespace
+
+TEST_CASE("SyncMatchesReference on rectangular, degenerate and 3D boxes", "[engine][sync][sanitize]") {
+  for (const Extents& e : boxes_2d) {
+    check_sweeps<relax::Sync>(relax::Stencil5<float>(10.0), e, {3});
+    check_sweeps<relax::SyncTile<32, 8, 4>>(relax::Stencil5<float>(1.0), e, {2});
+    check_sweeps<relax::Sync>(relax::Stencil5<double>(10.0), e, {2});
+  }
+  for (const Extents& e : boxes_3d) {
+    check_sweeps<relax::Sync>(relax::Stencil7<float>(10.0), e, {3});
+    check_sweeps<relax::SyncTile<32, 8, 4>>(relax::Stencil7<float>(1.0), e, {2});
+    check_sweeps<relax::SyncTile<64, 4, 1>>(relax::Stencil7<double>(10.0), e, {2});
+  }
+}
+
+TEST_CASE("TemporalBlock is exact on rectangular and 3D boxes; BlockAsync matches its emulation",
+          "[engine][tiled][sanitize]") {
+  for (const Extents& e : boxes_2d)
+    for (int d : {1, 2, 3, 4}) {
+      check_sweeps<relax::TemporalBlock<relax::dynamic, relax::ColumnStream>>(relax::Stencil5<float>(10.0), e,
+                                                                              {2 * d + 1, d});
+      check_sweeps<relax::TemporalBlock<relax::dynamic>>(relax::Stencil5<float>(10.0), e, {2 * d + 1, d});
+      check_sweeps<relax::BlockAsync<relax::dynamic>>(relax::Stencil5<float>(10.0), e, {2 * d + 1, d},
+                                                      ref::TiledSchedule{32, 8, d, false});
+    }
+  for (const Extents& e : boxes_3d)
+    for (int d : {1, 2, 3, 4}) {
+      check_sweeps<relax::TemporalBlock<relax::dynamic, relax::Tile<32, 8, 4>>>(relax::Stencil7<float>(10.0), e,
+                                                                                {2 * d + 1, d});
+      check_sweeps<relax::TemporalBlock<relax::dynamic, relax::Tile<32, 4, 3>>>(relax::Stencil7<float>(1.0), e,
+                                                                                {d + 2, d});
+      check_sweeps<relax::BlockAsync<relax::dynamic>>(relax::Stencil7<float>(10.0), e, {2 * d + 1, d},
+                                                      ref::TiledSchedule{32, 8, d, false, 4});
+    }
+}
+
+TEST_CASE("a stencil with a coefficient field read by global index runs under every strategy",
+          "[engine][user_stencil][sanitize]") {
+  const Extents e(150, 77);
+  const std::vector<float> field = relax::testing::variable_couplings(e.nx, e.ny);
+  relax::DeviceBuffer<float> device_field(field.size());
+  RELAX_CUDA_CHECK(cudaMemcpy(device_field.data(), field.data(), device_field.bytes(), cudaMemcpyHostToDevice));
+  const relax::testing::VariableDiffusion5 host{field.data(), e.nx}, device{device_field.data(), e.nx};
+  check_sweeps<relax::Sync>(host, device, e, {5});
+  check_sweeps<relax::TemporalBlock<4>>(host, device, e, {9});
+  check_sweeps<relax::TemporalBlock<8, relax::ColumnStream>>(host, device, e, {17});
+  check_sweeps<relax::BlockAsync<4>>(host, device, e, {9}, ref::TiledSchedule{32, 8, 4, false});
+  check_sweeps<relax::Auto>(host, device, e, {6});  // in L2: Auto's tree picks an exact strategy
+}
+
+namespace {
+template <class Strategy, class Controller = relax::Fixed>
+relax::RunReport gpu_run_3d(const relax::DiffusionParams& p, HostGrid<float>& final_state,
+                            Controller controller = relax::Fixed(8)) {
+  relax::Solver<relax::Stencil7<float>, Strategy, Controller> solver(p.extents(), relax::Stencil7<float>(p.r),
+                                                                     controller);
+  relax::DiffusionState<float> state(p, solver.stream());
+  const relax::RunReport run = relax::run_diffusion(solver, state);
+  final_state = relax::to_host(state.u(), solver.stream());
+  return run;
+}
+}  // namespace
+
+TEST_CASE("the 3D diffusion problem: the GPU solver equals the reference step for step",
+          "[engine][3d][solver]") {
+  const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
+  for (const Extents& e : {Extents(40, 40, 40), Extents(33, 17, 9)}) {
+    relax::DiffusionParams p;
+    p.dims = 3;
+    p.nx = e.nx;
+    p.ny = e.ny;
+    p.nz = e.nz;
+    p.r = 10.0;
+    p.source = src;
+    INFO("box " << e.to_text() << ", source " << relax::to_string(src));
+    HostGrid<float> want_u, sync_u, temporal_u, async_u, auto_u;
+    const auto want = ref::run_diffusion<float>(p, 8, {}, ref::Exec::openmp(), &want_u);
+    REQUIRE(want.converged());
+    relax::testing::check_same_run(gpu_run_3d<relax::Sync>(p, sync_u), sync_u, want, want_u);
+    relax::testing::check_same_run(gpu_run_3d<relax::TemporalBlock<4, relax::Tile<32, 8, 4>>>(p, temporal_u),
+                                   temporal_u, want, want_u);
+    relax::testing::check_same_run(gpu_run_3d<relax::Auto>(p, auto_u), auto_u, want, want_u);
+    HostGrid<float> async_want_u;
+    const auto async_want = ref::run_diffusion<float>(p, 8, {}, ref::Exec::openmp(), &async_want_u, {},
+                                                      ref::TiledSchedule{32, 8, 2, false, 4});
+    relax::testing::check_same_run(gpu_run_3d<relax::BlockAsync<2>>(p, async_u), async_u, async_want,
+                                   async_want_u);
+    HostGrid<float> ladder_u, adaptive_u;
+    const auto ladder = gpu_run_3d<relax::TemporalBlock<relax::dynamic, relax::Tile<32, 8, 4>>>(
+        p, ladder_u, relax::Ladder(relax::Ladder::Direction::ascending));
+    relax::testing::check_same_run(ladder, ladder_u, want, want_u);
+    const auto adaptive = gpu_run_3d<relax::Adaptive>(p, adaptive_u, relax::Feedback{});
+    CHECK(adaptive.converged());
+  }
+}
+
+TEST_CASE("3D sweeps per step stay flat in N", "[engine][3d][solver]") {
+  std::vector<double> per_step;
+  for (std::int64_t n : {32, 64, 128}) {
+    relax::DiffusionParams p;
+    p.dims = 3;
+    p.n = n;
+    p.r = 10.0;
+    HostGrid<float> u;
+    const auto run = gpu_run_3d<relax::Sync>(p, u);
+    REQUIRE(run.converged());
+    per_step.push_back(double(run.sweeps()) / double(run.steps.size()));
+  }
+  INFO("sweeps per step " << per_step[0] << ", " << per_step[1] << ", " << per_step[2]);
+  CHECK(per_step[2] <= 1.3 * per_step[0]);
+  CHECK(per_step[2] >= 0.7 * per_step[0]);
+}
+
+namespace {
+__global__ void device_decisions(relax::StopCriterion c, double rhs_norm, const double* norms, int count,
+                                 std::int64_t step, int* out) {
+  for (int k = 0; k < count; ++k) {
+    const relax::StopReason r = c.decide(norms[k], rhs_norm, static_cast<std::int64_t>(k + 1) * step);
+    out[k] = static_cast<int>(r);
+    if (r != relax::StopReason::go_on) break;
+  }
+}
+}  // namespace
+
+TEST_CASE("the device evaluation of the stop criterion decides as the host does", "[engine][stop][sanitize]") {
+  for (const auto& seq : relax::testing::stop_sequences()) {
+    INFO(seq.name);
+    const int count = static_cast<int>(seq.norms.size());
+    relax::DeviceBuffer<double> norms(seq.norms.size());
+    relax::DeviceBuffer<int> out(seq.norms.size());
+    RELAX_CUDA_CHECK(cudaMemcpy(norms.data(), seq.norms.data(), norms.bytes(), cudaMemcpyHostToDevice));
+    RELAX_CUDA_CHECK(cudaMemset(out.data(), 0xff, out.bytes()));
+    device_decisions<<<1, 1>>>(seq.criterion, seq.rhs_norm, norms.data(), count, seq.step, out.data());
+    RELAX_CUDA_CHECK_LAUNCH();
+    std::vector<int> got(seq.norms.size());
+    RELAX_CUDA_CHECK(cudaMemcpy(got.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost));
+    const std::vector<relax::StopReason> host = relax::testing::host_decisions(seq);
+    REQUIRE(host == seq.expected);
+    for (std::size_t k = 0; k < host.size(); ++k) CHECK(got[k] == static_cast<int>(host[k]));
+  }
+}
