@@ -53,9 +53,9 @@ struct DeviceAllocator {
     RELAX_CUDA_CHECK(cudaMalloc(&p, bytes));
     return p;
   }
-  // A destructor must not throw; a failing cudaFree means the context is already broken and the
-  // next checked call reports it.
-  static void release(void* p) noexcept { (void)cudaFree(p); }
+  // A destructor must not throw; a failing cudaFree means the context is already broken, and the
+  // next checked call reports that (a sticky error), so the status is only cleared here.
+  static void release(void* p) noexcept { clear_cuda_status(cudaFree(p)); }
 };
 
 struct PinnedAllocator {
@@ -64,7 +64,7 @@ struct PinnedAllocator {
     RELAX_CUDA_CHECK(cudaMallocHost(&p, bytes));
     return p;
   }
-  static void release(void* p) noexcept { (void)cudaFreeHost(p); }
+  static void release(void* p) noexcept { clear_cuda_status(cudaFreeHost(p)); }
 };
 
 }  // namespace detail

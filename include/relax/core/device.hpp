@@ -28,11 +28,10 @@ struct DeviceInfo {
 //! driver, so callers can fall back to the reference backend.
 inline int device_count() noexcept {
   int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    (void)cudaGetLastError();  // clear the sticky "no device" status
-    return 0;
-  }
-  return count;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  // "No device" is an answer here, not a failure to report later.
+  detail::clear_cuda_status(status);
+  return status == cudaSuccess ? count : 0;
 }
 
 //! Facts about device `id`; throws `relax::invalid_argument` if there is no such device.

@@ -20,7 +20,8 @@ class Stream {
     return *this;
   }
   ~Stream() {
-    if (stream_) (void)cudaStreamDestroy(stream_);
+    // A destructor must not throw: a failure is cleared, not left for the next launch check.
+    if (stream_) detail::clear_cuda_status(cudaStreamDestroy(stream_));
   }
 
   cudaStream_t get() const noexcept { return stream_; }
@@ -43,7 +44,7 @@ class Event {
     return *this;
   }
   ~Event() {
-    if (event_) (void)cudaEventDestroy(event_);
+    if (event_) detail::clear_cuda_status(cudaEventDestroy(event_));
   }
 
   cudaEvent_t get() const noexcept { return event_; }
