@@ -78,6 +78,26 @@ def figures(rows, runs):
             sync = same_run_sync(runs, row, n)
             if sync and n == 16384:
                 f["temporal_over_sync_sweep_ratio_N16384"] = round(gups / sync["gups"], 2)
+    # 3D: Sync at 512³ against the copy ceiling, the best exact tiled sweep against it, and the
+    # ten-step time to solution at 256³ of the best strategy over Sync's.
+    sync3d = rows.get("sync3d_sweep/Sync/N:512")
+    if sync3d:
+        f["sync3d_sweep_gups_N512"] = round(sync3d["gups"], 1)
+        if "copy_bandwidth_gbs" in f:
+            f["sync3d_sweep_fraction_of_copy_N512"] = round(sync3d["GBps"] / f["copy_bandwidth_gbs"], 3)
+    exact3d = [(row["gups"], row) for name, row in rows.items()
+               if re.fullmatch(r"tiled3d_sweep/TemporalBlock\w*/N:512", name)]
+    if exact3d:
+        gups, row = max(exact3d, key=lambda e: e[0])
+        f["temporal3d_best_gups_N512"] = round(gups, 1)
+        same = runs[row["_file"]].get("sync3d_sweep/Sync/N:512")
+        if same:
+            f["temporal3d_over_sync3d_sweep_ratio_N512"] = round(gups / same["gups"], 2)
+    solves3d = {m.group(1): row for name, row in rows.items()
+                if (m := re.fullmatch(r"diffusion3d_solve/(\w+)/r:10/N:256", name))}
+    if "Sync" in solves3d:
+        best = min(row["real_time"] for row in solves3d.values())
+        f["best3d_over_sync3d_time_r10_N256"] = round(solves3d["Sync"]["real_time"] / best, 3)
     return f
 
 
@@ -131,9 +151,9 @@ def markdown(rows, runs, f, context):
             "|---|---|---|---|---|---|---|"]
     solves = []
     for name, row in rows.items():
-        m = re.fullmatch(r"diffusion_solve/(\w+)/r:(\d+)/N:(\d+)", name)
+        m = re.fullmatch(r"diffusion(3d)?_solve/(\w+)/r:(\d+)/N:(\d+)", name)
         if m:
-            solves.append((int(m.group(3)), int(m.group(2)), m.group(1), row))
+            solves.append((int(m.group(4)), int(m.group(3)), m.group(2) + (" (3D)" if m.group(1) else ""), row))
     for n, r, strategy, row in sorted(solves):
         out.append(f"| {n} | {r} | {strategy} | {row['real_time']:.2f} | {row['sweeps']:.0f} | "
                    f"{row['gups']:.1f} | {100 * row['check_share']:.1f} % |")
@@ -153,6 +173,20 @@ def markdown(rows, runs, f, context):
             sync = same_run_sync(runs, row, n)
             ratio = f"{row['gups'] / sync['gups']:.2f}" if sync else "–"
             out.append(f"| {name} | {n} | {row['gups']:.1f} | {ratio} |")
+    sweeps3d = []
+    for name, row in rows.items():
+        m = re.fullmatch(r"(sync3d|tiled3d)_sweep/(\w+)/N:(\d+)", name)
+        if m:
+            sweeps3d.append((int(m.group(3)), m.group(1), m.group(2), row))
+    if sweeps3d:
+        out += ["", "## 3D sweeps (`Stencil7<float>`, N³ points, 12 B per point for Sync)", "",
+                "`x Sync` compares with `relax::Sync` on the same cube in the same run.", "",
+                "| N | kernel | G upd/s | GB/s (12 B/point) | % copy | x Sync |", "|---|---|---|---|---|---|"]
+        for n, kind, name, row in sorted(sweeps3d, key=lambda t: (t[0], t[1], t[2])):
+            sync = runs[row["_file"]].get(f"sync3d_sweep/Sync/N:{n}")
+            ratio = f"{row['gups'] / sync['gups']:.2f}" if sync else "–"
+            pct = f"{100 * row['GBps'] / copy:.0f}" if copy else "–"
+            out.append(f"| {n} | {kind}/{name} | {row['gups']:.1f} | {row['GBps']:.0f} | {pct} | {ratio} |")
     out += ["", "## CPU reference sweep", "", "| N | threads | G upd/s |", "|---|---|---|"]
     for name, row in sorted(rows.items()):
         m = re.fullmatch(r"reference_sweep/threads:(\w+)/N:(\d+)", name)

@@ -3,8 +3,8 @@
 # compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the device tests tagged
 # [sanitize], and the benchmarks; leave logs and JSON under $OUT.
 #
-#   benchmarks/run_h200.sh [build] [test] [large] [sanitize] [bench] [cg] [experiment]
-#                                         (default: all but cg and experiment)
+#   benchmarks/run_h200.sh [build] [test] [large] [sanitize] [bench] [cg] [experiment] [profile]
+#                                         (default: build test large sanitize bench)
 #
 # Stages run in the order given. Each step runs within what is left of RUN_BUDGET seconds
 # (default 570, under the device tool's 600 s), so a long step cannot lose the logs.
@@ -105,11 +105,21 @@ stage_experiment() {
   tar czf "$OUT/experiment.tgz" -C "$OUT" experiment && rm -rf "$OUT/experiment"
 }
 
+stage_profile() {
+  step "ncu: DRAM bytes of one launch of each kernel"
+  timed ncu --clock-control none --csv --page raw --print-units base \
+    --metrics dram__bytes_read.sum,dram__bytes_write.sum \
+    $BUILD/benchmarks/relax_profile_kernels "$OUT/profile_manifest.json" > "$OUT/profile_ncu.csv" 2> "$LOGS/profile.log" ||
+    status=1
+  python3 benchmarks/profile_report.py "$OUT/profile_ncu.csv" "$OUT/profile_manifest.json" \
+    --summary "$OUT/summary.json" --markdown "$OUT/profile.md" || status=1
+}
+
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --format=csv \
   > "$LOGS/nvidia-smi.txt" 2>&1
 for stage in $stages; do
   case $stage in
-    build | test | large | sanitize | bench | cg | experiment) "stage_$stage" ;;
+    build | test | large | sanitize | bench | cg | experiment | profile) "stage_$stage" ;;
     *) echo "run_h200.sh: unknown stage '$stage'"; exit 2 ;;
   esac
 done

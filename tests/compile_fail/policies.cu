@@ -3,12 +3,11 @@
 #include <relax/control/ladder.hpp>
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>
+#include <relax/stencil/stencil7.hpp>
 #include <relax/strategy/adaptive.cuh>
 #include <relax/strategy/auto.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
-
-#include "../support/anisotropic.hpp"
 
 #if CASE == 1
 using Bad = relax::Solver<relax::Stencil5<float>, relax::Sync, relax::Ladder>;  // no D to set
@@ -21,9 +20,9 @@ using Bad = relax::TemporalBlock<0>;
 #elif CASE == 5
 using Bad = relax::TemporalBlock<16, relax::Tile<32, 8>>;  // halo wider than the tile
 #elif CASE == 6
-// Auto's tree needs the coupling r, which a user stencil need not have.
-void sweep(const relax::testing::Anisotropic5& s, relax::DeviceGrid<float>& u) {
-  relax::Sweeper<relax::Auto>::run(s, u, u, u, {1}, nullptr);
+// The register-streaming kernel is 2D; 3D exact temporal blocking takes tiles.
+void sweep(const relax::Stencil7<float>& s, relax::DeviceGrid<float>& u) {
+  relax::Sweeper<relax::TemporalBlock<4, relax::ColumnStream>>::run(s, u, u, u, {4}, nullptr);
 }
 using Bad = int;
 #elif CASE == 7

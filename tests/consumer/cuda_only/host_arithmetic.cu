@@ -35,8 +35,8 @@ float fused_update(const relax::Stencil5<float>& st, float b, float n, float s, 
 
 //! Values in [-1, 1) from a fixed linear congruential sequence, ring included.
 void fill(Grid& g, std::uint32_t seed) {
-  for (std::int64_t i = 0; i <= g.n() + 1; ++i)
-    for (std::int64_t j = 0; j <= g.n() + 1; ++j) {
+  for (std::int64_t i = 0; i <= g.extents().ny + 1; ++i)
+    for (std::int64_t j = 0; j <= g.extents().nx + 1; ++j) {
       seed = seed * 1664525u + 1013904223u;
       g(i, j) = static_cast<float>(seed >> 8) / static_cast<float>(1u << 23) - 1.0f;
     }

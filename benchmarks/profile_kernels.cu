@@ -1,0 +1,104 @@
+// One launch of each Jacobi kernel (2D and 3D) and one CG iteration at sizes beyond the L2, for
+// Nsight Compute: `benchmarks/run_h200.sh profile` runs this under
+// `ncu --clock-control none --metrics dram__bytes_read.sum,dram__bytes_write.sum` and
+// `benchmarks/profile_report.py` turns the counters into DRAM bytes per point and sweep against
+// the traffic model (12 B for Sync, about 12 / D for exact temporal blocking).
+//
+// usage: relax_profile_kernels MANIFEST.json
+// The manifest lists, in launch order, each profiled case: its label, a regex of its kernel's
+// name, the points a launch updates and the sweeps it performs, and the modelled bytes per point
+// and sweep. Kernels launched to set up the data (fills, copies) match no case.
+#include <relax/solver/cg.cuh>
+#include <relax/solver/solver.cuh>
+#include <relax/stencil/poisson5.cuh>
+#include <relax/stencil/stencil5.hpp>
+#include <relax/stencil/stencil7.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Case {
+  std::string label, kernel;
+  double points = 0, sweeps = 0, model_bytes = 0;
+};
+
+template <class T>
+__global__ void fill_kernel(T* g, std::int64_t size) {
+  for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; k < size;
+       k += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    g[k] = static_cast<T>((k * 2654435761u) % 1000u) * T(1e-3);
+}
+
+template <class T>
+relax::DeviceGrid<T> filled(const relax::Extents& e) {
+  relax::DeviceGrid<T> g(e);
+  fill_kernel<<<1024, 256>>>(g.data(), g.layout().size());
+  RELAX_CUDA_CHECK_LAUNCH();
+  return g;
+}
+
+// One launch of `Strategy` at depth `d` (d sweeps) on a fresh cube of side n.
+template <class S, class Strategy>
+Case launch_once(const char* label, const char* kernel, std::int64_t n, int d, double model) {
+  const relax::Extents e = relax::Extents::cube(n, S::rank);
+  auto u = filled<float>(e), b = filled<float>(e), scratch = filled<float>(e);
+  relax::Sweeper<Strategy>::run(S(10.0), u, scratch, b, {d, d}, nullptr);
+  RELAX_CUDA_CHECK(cudaDeviceSynchronize());
+  return {label, kernel, static_cast<double>(e.points()), static_cast<double>(d), model};
+}
+
+Case residual_once(std::int64_t n) {
+  const relax::Extents e(n, n);
+  auto u = filled<float>(e), b = filled<float>(e);
+  relax::MaxNormSlot<float> slot;
+  (void)relax::residual_norm(relax::Stencil5<float>(10.0), u, b, slot, nullptr);
+  return {"residual_N16384", "residual_max_kernel", static_cast<double>(e.points()), 1, 8};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: relax_profile_kernels MANIFEST.json\n");
+    return 1;
+  }
+  using S2 = relax::Stencil5<float>;
+  using S3 = relax::Stencil7<float>;
+  std::vector<Case> cases;
+  cases.push_back(launch_once<S2, relax::Sync>("sync_N16384", "sync_sweep_kernel", 16384, 1, 12));
+  cases.push_back(launch_once<S2, relax::TemporalBlock<8, relax::ColumnStream>>(
+      "temporal8_N16384", "column_stream_kernel", 16384, 8, 12.0 / 8));
+  cases.push_back(launch_once<S2, relax::TemporalBlock<4, relax::Tile<32, 16>>>(
+      "temporal4_tile32x16_N16384", "tiled_sweeps_kernel", 16384, 4, 12.0 / 4));
+  cases.push_back(launch_once<S2, relax::BlockAsync<4>>("blockasync4_N16384", "tiled_sweeps_kernel", 16384, 4,
+                                                        12.0 / 4));
+  cases.push_back(residual_once(16384));
+  cases.push_back(launch_once<S3, relax::Sync>("sync3d_N512", "sync_sweep_kernel", 512, 1, 12));
+  cases.push_back(launch_once<S3, relax::TemporalBlock<2, relax::Tile<32, 8, 4>>>(
+      "temporal3d2_tile32x8x4_N512", "tiled_sweeps_kernel", 512, 2, 12.0 / 2));
+  // One CG iteration of each kernel of Unfused, float64, on 4096² unknowns (the operator reads p
+  // and writes A p: 16 B per unknown; the other kernels are BLAS-1 updates and dot products).
+  {
+    const std::int64_t n = 4096;
+    relax::CgOptions o;
+    o.max_iterations = 1;
+    relax::CG<relax::Poisson5Operator<double>, relax::Unfused> cg(relax::Poisson5Operator<double>(n), o);
+    std::vector<double> b(static_cast<std::size_t>(n * n), 1.0), x(b.size(), 0.0);
+    (void)cg.solve(b, x);
+    cases.push_back({"cg_poisson5_f64_N4096", "poisson5_kernel", double(n) * n, 1, 16});
+  }
+  std::ofstream out(argv[1]);
+  out << "[\n";
+  for (std::size_t k = 0; k < cases.size(); ++k)
+    out << "  {\"label\": \"" << cases[k].label << "\", \"kernel\": \"" << cases[k].kernel
+        << "\", \"points\": " << cases[k].points << ", \"sweeps\": " << cases[k].sweeps
+        << ", \"model_bytes_per_point_sweep\": " << cases[k].model_bytes << "}"
+        << (k + 1 < cases.size() ? ",\n" : "\n");
+  out << "]\n";
+  std::printf("relax_profile_kernels: %zu cases written to %s\n", cases.size(), argv[1]);
+  return 0;
+}
