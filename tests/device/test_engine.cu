@@ -148,13 +148,27 @@ TEST_CASE("the 3D diffusion problem: the GPU solver equals the reference step fo
                                                       ref::TiledSchedule{32, 8, 2, false, 4});
     relax::testing::check_same_run(gpu_run_3d<relax::BlockAsync<2>>(p, async_u), async_u, async_want,
                                    async_want_u);
+    // A 32 x 8 x 4 tile's ghost zone fits in the H200's shared memory up to D = 7.
     HostGrid<float> ladder_u, adaptive_u;
+    relax::Ladder ladder_control(relax::Ladder::Direction::ascending);
+    ladder_control.depths = {1, 2, 4, 7};
     const auto ladder = gpu_run_3d<relax::TemporalBlock<relax::dynamic, relax::Tile<32, 8, 4>>>(
-        p, ladder_u, relax::Ladder(relax::Ladder::Direction::ascending));
+        p, ladder_u, ladder_control);
     relax::testing::check_same_run(ladder, ladder_u, want, want_u);
     const auto adaptive = gpu_run_3d<relax::Adaptive>(p, adaptive_u, relax::Feedback{});
     CHECK(adaptive.converged());
   }
+}
+
+TEST_CASE("a Ladder deeper than a 3D tile's shared memory allows is refused, naming its depths",
+          "[engine][3d][validation]") {
+  relax::DiffusionParams p;
+  p.dims = 3;
+  p.n = 16;
+  HostGrid<float> u;
+  using Tiled3d = relax::TemporalBlock<relax::dynamic, relax::Tile<32, 8, 4>>;
+  auto run = [&] { (void)gpu_run_3d<Tiled3d>(p, u, relax::Ladder(relax::Ladder::Direction::ascending)); };
+  CHECK_THROWS_WITH(run(), Catch::Contains("Ladder::depths = 8") && Catch::Contains("D <= 7"));
 }
 
 TEST_CASE("3D sweeps per step stay flat in N", "[engine][3d][solver]") {

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 namespace relax {
 
@@ -31,7 +32,17 @@ struct Ladder {
                       "thresholds", thresholds[k], "positive, strictly decreasing thresholds");
     for (int d : depths) detail::require(d >= 1, "depths", d, "depths >= 1");
   }
-  void begin_solve() { level_ = 0; }
+  //! Starts a solve at the first level. \throws relax::invalid_argument if a depth is deeper than
+  //! the strategy runs (`SolveContext::max_depth`, e.g. a 3D tile whose ghost zone outgrows
+  //! shared memory).
+  void begin_solve(const SolveContext& context = {}) {
+    level_ = 0;
+    if (context.max_depth > 0)
+      for (int d : depths)
+        detail::require(d <= context.max_depth, "Ladder::depths", d,
+                        ("depths no deeper than the strategy runs here (D <= " +
+                         std::to_string(context.max_depth) + ")").c_str());
+  }
   std::int64_t sweeps_before_check() const { return check_interval; }
   int depth() const {
     return direction == Direction::ascending ? depths[level_] : depths[depths.size() - 1 - level_];

@@ -37,6 +37,12 @@ struct has_preload : std::false_type {};
 template <class Sweeper, class S, class T>
 struct has_preload<Sweeper, S, T, std::void_t<decltype(Sweeper::template preload<S, T>())>>
     : std::true_type {};
+// Whether Sweeper<Strategy> knows its deepest D on the current device (`deepest_depth<S, T>()`).
+template <class Sweeper, class S, class T, class = void>
+struct has_deepest_depth : std::false_type {};
+template <class Sweeper, class S, class T>
+struct has_deepest_depth<Sweeper, S, T, std::void_t<decltype(Sweeper::template deepest_depth<S, T>())>>
+    : std::true_type {};
 }  // namespace detail
 
 template <class Stencil_, class Strategy_, class Controller_ = Fixed>
@@ -89,6 +95,10 @@ class Solver {
     if constexpr (chooses_depth_v<Controller> &&
                   detail::has_preload<Sweeper<Strategy>, Stencil, value_type>::value)
       Sweeper<Strategy>::template preload<Stencil, value_type>();
+    if constexpr (detail::has_deepest_depth<Sweeper<Strategy>, Stencil, value_type>::value) {
+      const int deepest = Sweeper<Strategy>::template deepest_depth<Stencil, value_type>();
+      if (deepest > 0 && (depth_limit_ == 0 || deepest < depth_limit_)) depth_limit_ = deepest;
+    }
   }
 
   //! A solver for the `n × n` square (2D stencils) or the `n × n × n` cube (3D stencils).
@@ -117,7 +127,7 @@ class Solver {
     timer_.start(stream);
     copy(u, scratch_, stream);  // the workspace needs u's boundary ring
     detail::begin_solve(controller_, {is_exact_strategy_v<Strategy>, runs_chosen_family_v<Strategy>,
-                                      working_set_over_l2_, max_depth_v<Strategy>, options_.tol});
+                                      working_set_over_l2_, depth_limit_, options_.tol});
     SolveReport report;
     report.rhs_norm = static_cast<double>(rhs_norm(stencil_, u, b, slot_, stream));
     const StopCriterion stop = criterion(options_);
@@ -245,6 +255,8 @@ class Solver {
   MaxNormSlot<value_type> slot_;
   EventTimer timer_;
   double working_set_over_l2_ = 0.0;
+  // The deepest D the strategy runs here (the tag's limit, or less where shared memory ends).
+  int depth_limit_ = max_depth_v<Strategy>;
   // GPU time of a batch and of its steady part, for controllers that choose D.
   struct BatchTiming {
     Event start, steady, end;  // steady: after the first launch

@@ -27,6 +27,13 @@ struct Sweeper<Adaptive> {
     Async::template preload<S, T>();
   }
 
+  //! The deepest D of the exact family for stencil `S` on the current device.
+  template <class S, class T>
+  static int deepest_depth() {
+    if constexpr (S::rank == 2) return Adaptive::max_depth;
+    else return Exact<S::rank>::template deepest_depth<S, T>();
+  }
+
   //! `batch.sweeps` sweeps of `batch.family` at `batch.depth`.
   template <class S, class T>
   static void run(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,

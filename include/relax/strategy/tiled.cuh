@@ -38,6 +38,14 @@ __global__ void __launch_bounds__(TileX* TileY)
   }
 }
 
+//! The shared memory a block may take on the current device (the opt-in limit).
+inline std::size_t shared_bytes_limit() {
+  int device = 0, limit = 0;
+  RELAX_CUDA_CHECK(cudaGetDevice(&device));
+  RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return static_cast<std::size_t>(limit);
+}
+
 //! `count` sweeps in launches of `depth` (and a remainder); the iterate ends in `u`.
 template <int TileX, int TileY, int TileZ, bool Exact, class S, class T>
 void tiled_sweeps(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
@@ -56,11 +64,7 @@ void tiled_sweeps(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const De
     const std::size_t bytes = tile_shared_bytes<rank, T>(TileX, TileY, TileZ, Exact ? d : 1);
     auto kernel = tiled_sweeps_kernel<TileX, TileY, TileZ, Exact, S, T>;
     if (bytes > 48 * 1024) {
-      int device = 0, limit = 0;
-      RELAX_CUDA_CHECK(cudaGetDevice(&device));
-      RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-      require(bytes <= static_cast<std::size_t>(limit), "D", d,
-              "a depth whose tile and halo fit in shared memory");
+      require(bytes <= shared_bytes_limit(), "D", d, "a depth whose tile and halo fit in shared memory");
       RELAX_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(bytes)));
     }
@@ -74,6 +78,19 @@ void tiled_sweeps(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const De
 template <class Strategy>
 struct TiledSweeper {
   using tile = typename Strategy::tile;
+
+  //! The deepest D whose tile and ghost zone fit in shared memory on the current device (at most
+  //! the tag's `max_depth`); 0 for stale halos, whose one-cell halo does not grow with D.
+  template <class S, class T>
+  static int deepest_depth() {
+    if (!Strategy::exact) return 0;
+    const std::size_t limit = shared_bytes_limit();
+    int d = 0;
+    while (d < Strategy::max_depth &&
+           tile_shared_bytes<S::rank, T>(tile::x, tile::y, tile::z, d + 1) <= limit)
+      ++d;
+    return d;
+  }
 
   //! Loads the kernel now (one kernel serves every depth); see the ColumnStream sweeper.
   template <class S, class T>

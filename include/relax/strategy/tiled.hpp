@@ -56,10 +56,14 @@ struct ColumnStream {
 //! fewer sweeps; that (s against tile shape) is not measured, so the default stays the study's.
 template <int D, class TileShape = Tile<32, 8>>
 struct BlockAsync {
+  static_assert(!std::is_same_v<TileShape, ColumnStream>,
+                "relax::BlockAsync<D, Tile>: block-asynchronous sweeps run on tiles; ColumnStream is "
+                "TemporalBlock's streaming layout");
   static_assert(D >= 1 || D == dynamic,
                 "relax::BlockAsync<D>: the depth D must be >= 1, or relax::dynamic");
   static constexpr int depth = D;
   static constexpr bool exact = false;
+  static constexpr int max_depth = 0;  //!< no limit: the halo stays one cell wide
   static constexpr Family family = Family::blockasync;
   using tile = TileShape;
 };
@@ -82,7 +86,8 @@ struct TemporalBlock {
   static constexpr int depth = D;
   static constexpr bool exact = true;
   static constexpr Family family = Family::temporal;
-  //! The deepest D the kernels run (for a controller that chooses D).
+  //! The deepest D the kernels run (for a controller that chooses D). In 3D shared memory may
+  //! allow less: the solver asks the sweeper (`deepest_depth`) and tells the controller.
   static constexpr int max_depth = std::is_same_v<TileShape, ColumnStream> ? 8
                                    : TileShape::x < TileShape::y            ? TileShape::x
                                                                             : TileShape::y;
