@@ -188,8 +188,13 @@ TEST_CASE("Pipelined CG stops replacing the residual near the tolerance, where r
   std::vector<double> x_cg(b.size(), 0.0), x_pipe(b.size(), 0.0), x_always(b.size(), 0.0);
   const auto standard = ref::cg(a, b, x_cg, opt);
   const auto stopped = ref::cg_pipelined(a, b, x_pipe, opt);
-  REQUIRE(standard.converged());
-  CHECK(stopped.converged());
+  INFO("standard: " << relax::to_string(standard.status) << ", true residual " << standard.relative_true_residual()
+                    << "; pipelined: " << relax::to_string(stopped.status) << ", true residual "
+                    << stopped.relative_true_residual() << ", switched at " << stopped.switched_at);
+  // 1e-13 is below what the true residual attains here: the recurrences converge, the true
+  // residual stops near 1e-12, and the status says so.
+  REQUIRE(standard.status == relax::CgStatus::residual_gap);
+  CHECK(stopped.status == relax::CgStatus::residual_gap);
   // Four decades without replacement cost it some iterations (about a fifth more than standard CG).
   CHECK(std::abs(stopped.iterations - standard.iterations) <= standard.iterations / 4);
   const double want = relax::testing::true_residual(a, b, x_cg);

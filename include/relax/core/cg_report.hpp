@@ -3,6 +3,7 @@
 //! Options and report of a Conjugate Gradient solve, shared by the GPU variants and the
 //! reference backend.
 
+#include <relax/control/stop.hpp>
 #include <relax/core/error.hpp>
 
 #include <cmath>
@@ -12,11 +13,15 @@
 
 namespace relax {
 
-//! When CG stops: at the first check with
+//! When CG stops: at the first check (every `check_interval` iterations) where `criterion()`,
+//! a `relax::StopCriterion` on the 2-norm of the recurrence residual r, decides
 //!
-//!     ‖r‖₂ ≤ max(rel_tol · ‖b‖₂, abs_tol),
+//!     ‖r‖₂ / ‖b‖₂ < rel_tol  or  ‖r‖₂ ≤ abs_tol   (converged; ‖b‖₂ = 0 counts as 1),
 //!
-//! where r is the recurrence residual, or after `max_iterations`.
+//! or after `max_iterations`. Every solve then computes the true residual ‖b − A x‖₂ and tests it
+//! with the same criterion: where the recurrence met it and the true residual does not, the
+//! status is `CgStatus::residual_gap`, and with `restarts` > 0 CG starts again from x (r = b − A x)
+//! while iterations remain, at most `restarts` times.
 struct CgOptions {
   double rel_tol = 1e-8;
   double abs_tol = 0.0;
@@ -33,6 +38,18 @@ struct CgOptions {
   //! (H200) and ≈ 2e-10 on 256² (reference backend), where standard CG goes on to 1e-8 and 1e-13.
   double replace_until = -1.0;
   bool record_history = false;      //!< keep (iteration, ‖r‖₂ / ‖b‖₂) of every check
+  //! Restarts from the true residual after a `residual_gap`, at most this many (0: report the gap).
+  std::int64_t restarts = 0;
+
+  //! The stop criterion of the recurrence residual (and of the true residual at the end).
+  StopCriterion criterion() const { return StopCriterion{rel_tol, abs_tol, max_iterations}; }
+
+  //! The residual norm below which `criterion()` stops for a right-hand side of norm `rhs_norm`:
+  //! max(rel_tol · s, abs_tol) (Pipelined's `replace_until` is a multiple of it).
+  double threshold(double rhs_norm) const {
+    const double relative = rel_tol * StopCriterion::scale(rhs_norm);
+    return relative > abs_tol ? relative : abs_tol;
+  }
 
   //! `replace_until` with the automatic choice resolved for scalars of `bytes` bytes.
   double replace_until_for(std::size_t bytes) const {
@@ -42,23 +59,21 @@ struct CgOptions {
 
   //! \throws relax::invalid_argument naming the first bad field.
   void validate() const {
-    detail::require(std::isfinite(rel_tol) && rel_tol >= 0.0, "rel_tol", rel_tol, "a finite tolerance >= 0");
-    detail::require(std::isfinite(abs_tol) && abs_tol >= 0.0, "abs_tol", abs_tol, "a finite tolerance >= 0");
-    detail::require(rel_tol > 0.0 || abs_tol > 0.0, "rel_tol", rel_tol,
-                    "rel_tol or abs_tol > 0 (otherwise CG could never stop converged)");
-    detail::require(max_iterations >= 1, "max_iterations", max_iterations, "at least 1");
+    criterion().validate("rel_tol", "abs_tol", "max_iterations");
     detail::require(check_interval >= 1, "check_interval", check_interval, "at least 1");
     detail::require(replace_interval >= 0, "replace_interval", replace_interval, "0 (automatic) or more");
     detail::require(std::isfinite(replace_until), "replace_until", replace_until,
                     "a finite factor (negative: automatic)");
+    detail::require(restarts >= 0, "restarts", restarts, "0 or more");
   }
 };
 
 enum class CgStatus {
-  converged,      //!< the residual met the tolerance at a check
+  converged,      //!< the recurrence residual met the tolerance, and so does ‖b − A x‖₂
   iteration_cap,  //!< max_iterations reached first
-  breakdown,      //!< pᵀAp ≤ 0: the operator is not positive definite along p
+  breakdown,      //!< pᵀAp ≤ 0 computed from p and A p: A is not positive definite along p
   non_finite,     //!< a NaN or Inf appeared in a scalar of the iteration
+  residual_gap,   //!< the recurrence residual met the tolerance, the true residual does not
 };
 
 inline const char* to_string(CgStatus s) {
@@ -67,6 +82,8 @@ inline const char* to_string(CgStatus s) {
     case CgStatus::iteration_cap: return "not converged (iteration cap reached)";
     case CgStatus::breakdown: return "breakdown (p'Ap <= 0: operator not positive definite)";
     case CgStatus::non_finite: return "breakdown (non-finite value)";
+    case CgStatus::residual_gap:
+      return "recurrence converged, true residual above the tolerance (CgOptions::restarts restarts from it)";
   }
   return "unknown";
 }
@@ -79,13 +96,20 @@ struct CgSample {
 struct CgReport {
   CgStatus status = CgStatus::iteration_cap;
   std::int64_t iterations = 0;
-  double residual_norm = 0.0;  //!< ‖r‖₂ of the recurrence at the last check
-  double rhs_norm = 0.0;       //!< ‖b‖₂
+  double residual_norm = 0.0;       //!< ‖r‖₂ of the recurrence at the last check
+  double true_residual_norm = 0.0;  //!< ‖b − A x‖₂ of the returned x, computed at the end
+  double rhs_norm = 0.0;            //!< ‖b‖₂
+  std::int64_t restarts = 0;        //!< restarts from the true residual (`CgOptions::restarts`)
+  //! Pipelined: the iteration at which it switched to standard CG, having found its recurrences
+  //! drifted (a recurrence pᵀAp ≤ 0 where the directly computed one is > 0); -1: no switch.
+  std::int64_t switched_at = -1;
   double time_ms = 0.0;
-  std::vector<CgSample> history;
+  std::vector<CgSample> history;  //!< iterations count from the start of the solve, restarts included
 
+  //! True when the status is `converged`: recurrence and true residual both met the tolerance.
   bool converged() const { return status == CgStatus::converged; }
-  double relative_residual() const { return rhs_norm > 0 ? residual_norm / rhs_norm : residual_norm; }
+  double relative_residual() const { return StopCriterion::relative(residual_norm, rhs_norm); }
+  double relative_true_residual() const { return StopCriterion::relative(true_residual_norm, rhs_norm); }
 };
 
 }  // namespace relax
