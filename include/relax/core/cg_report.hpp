@@ -88,6 +88,15 @@ inline const char* to_string(CgStatus s) {
   return "unknown";
 }
 
+namespace detail {
+//! The CG status of a stop decision that is not `go_on`.
+inline CgStatus cg_status_of(StopReason r) {
+  return r == StopReason::converged ? CgStatus::converged
+         : r == StopReason::cap     ? CgStatus::iteration_cap
+                                    : CgStatus::non_finite;
+}
+}  // namespace detail
+
 struct CgSample {
   std::int64_t iteration = 0;
   double relative_residual = 0.0;

@@ -74,12 +74,6 @@ inline StopReason check(double norm, std::int64_t local, const StopCriterion& st
   return stop.decide(norm, report.rhs_norm, local);
 }
 
-inline CgStatus status_of(StopReason r) {
-  return r == StopReason::converged ? CgStatus::converged
-         : r == StopReason::cap     ? CgStatus::iteration_cap
-                                    : CgStatus::non_finite;
-}
-
 //! Standard CG from x until `stop` (whose cap counts the iterations of this run) decides;
 //! `report.iterations` goes on counting across runs.
 template <class T, class Apply>
@@ -92,7 +86,7 @@ CgStatus cg_run(Apply& apply, std::int64_t n, const T* b, T* x, const CgOptions&
   double rr = dot(r.data(), r.data(), n, threads);
   report.residual_norm = std::sqrt(rr);
   const StopReason first = stop.decide(report.residual_norm, report.rhs_norm, 0);
-  if (first != StopReason::go_on) return status_of(first);
+  if (first != StopReason::go_on) return relax::detail::cg_status_of(first);
   for (std::int64_t it = 1;; ++it) {
     apply(p.data(), q.data());
     const double pq = dot(p.data(), q.data(), n, threads);
@@ -113,7 +107,7 @@ CgStatus cg_run(Apply& apply, std::int64_t n, const T* b, T* x, const CgOptions&
     for (std::int64_t k = 0; k < n; ++k) p[k] = r[k] + beta * p[k];
     if (it % options.check_interval == 0 || it >= stop.max_count) {
       const StopReason d = check(std::sqrt(rr), it, stop, options, report);
-      if (d != StopReason::go_on) return status_of(d);
+      if (d != StopReason::go_on) return relax::detail::cg_status_of(d);
     }
   }
 }
@@ -204,7 +198,7 @@ CgStatus cg_pipelined_run(Apply& apply, std::int64_t n, const T* b, T* x, const 
     if (options.record_history && it > 0 && it % options.check_interval == 0)
       report.history.push_back({report.iterations, report.relative_residual()});
     const StopReason decided = stop.decide(report.residual_norm, report.rhs_norm, it);
-    if (decided != StopReason::go_on) return status_of(decided);
+    if (decided != StopReason::go_on) return relax::detail::cg_status_of(decided);
     apply(w.data(), m.data());
     const bool first = it == 0;
     const double beta = first ? 0.0 : gamma / gamma_prev;
