@@ -27,10 +27,19 @@
 //! The fused variants need the operator's rows (`Operator::rows()`, see `Poisson5Operator` and
 //! `CsrOperator`), because their kernels apply A to vectors they form on the fly.
 //!
-//! Stopping (see `CgOptions`): ‖r‖₂ ≤ max(rel_tol ‖b‖₂, abs_tol) for the recurrence residual,
-//! read back every `check_interval` iterations (`Persistent`: tested on the device every
-//! iteration); the iteration cap. Breakdown — pᵀAp ≤ 0, or a non-finite scalar — freezes x at the
-//! last good iterate and is reported at the next check.
+//!   On ill-conditioned matrices its recurrences drift: a recurrence pᵀAp ≤ 0 is checked on p
+//!   and A p computed directly; only if that is ≤ 0 too is it a `breakdown`, otherwise the solve
+//!   goes on as standard CG (`Unfused`) from x and the report's `switched_at` says where.
+//!
+//! Stopping (see `CgOptions`): `CgOptions::criterion()`, a `relax::StopCriterion` on ‖r‖₂ of the
+//! recurrence residual, decided by the same `decide` on the host (Unfused, every
+//! `check_interval` iterations) and inside the kernels (the fused family: every iteration); the
+//! iteration cap. Every solve ends with ‖b − A x‖₂ (the report's `true_residual_norm`): where the
+//! recurrence met the criterion and the true residual does not, the status is `residual_gap`, and
+//! `CgOptions::restarts` restarts from the true residual. Breakdown — pᵀAp ≤ 0, or a non-finite
+//! scalar — freezes x at the last good iterate and is reported at the next check. An operator is
+//! owned by its solver; `relax::OperatorView` (`solver/operator_view.hpp`) shares one between
+//! several.
 
 #include <relax/control/stop.hpp>
 #include <relax/core/buffer.hpp>
