@@ -210,3 +210,34 @@ TEST_CASE("Pipelined CG stops replacing the residual near the tolerance, where r
   CHECK(drifted.switched_at > 0);
   CHECK(drifted.relative_true_residual() <= 10.0 * std::max(want, 1e-12));
 }
+
+TEST_CASE("a recurrence that converged with the true residual above the tolerance is a residual gap, "
+          "and restarts close it",
+          "[cg][reference]") {
+  // Pipelined without residual replacement on D P D: its recurrence residual drifts below the
+  // true one, so meeting 1e-11 on the recurrence is not meeting it on b − A x.
+  const auto a = relax::testing::scaled_poisson(40, 1.5);
+  const auto exact = random_vector<double>(a.rows, 23);
+  std::vector<double> b(exact.size());
+  a.multiply(exact.data(), b.data());
+  relax::CgOptions opt;
+  opt.rel_tol = 1e-11;
+  opt.max_iterations = 50000;
+  opt.replace_interval = opt.max_iterations;
+  std::vector<double> x(b.size(), 0.0), y(b.size(), 0.0);
+  const auto gap = ref::cg_pipelined(a, b, x, opt);
+  INFO(relax::to_string(gap.status) << ": recurrence " << gap.relative_residual() << ", true "
+                                    << gap.relative_true_residual());
+  REQUIRE(gap.status == relax::CgStatus::residual_gap);
+  CHECK(gap.relative_residual() < 1e-11);
+  CHECK(gap.relative_true_residual() >= 1e-11);
+  CHECK(gap.relative_true_residual() == Approx(relax::testing::true_residual(a, b, x)).epsilon(1e-6));
+  opt.restarts = 3;
+  const auto closed = ref::cg_pipelined(a, b, y, opt);
+  INFO("with restarts: " << relax::to_string(closed.status) << " after " << closed.restarts << " restarts, "
+                         << closed.iterations << " iterations");
+  CHECK(closed.converged());
+  CHECK(closed.restarts >= 1);
+  CHECK(closed.iterations > gap.iterations);
+  CHECK(relax::testing::true_residual(a, b, y) < 1e-11);
+}

@@ -121,4 +121,27 @@ struct CgReport {
   double relative_true_residual() const { return StopCriterion::relative(true_residual_norm, rhs_norm); }
 };
 
+namespace detail {
+//! The loop every CG solve ends with, host and GPU alike: `run(stop, report)` solves from x
+//! (`stop` caps the iterations left) and returns its status; `true_norm()` measures ‖b − A x‖₂.
+//! Where the recurrence converged and the true residual does not meet the criterion, the status
+//! becomes `residual_gap`, and CG runs again from x as `CgOptions::restarts` allows.
+template <class Run, class TrueNorm>
+void solve_with_restarts(const CgOptions& options, CgReport& report, Run&& run, TrueNorm&& true_norm) {
+  const StopCriterion stop = options.criterion();
+  for (;;) {
+    StopCriterion left = stop;
+    left.max_count = stop.max_count - report.iterations;
+    report.status = run(left, report);
+    report.true_residual_norm = true_norm();
+    const bool true_met = stop.decide(report.true_residual_norm, report.rhs_norm, 0) == StopReason::converged;
+    if (report.status == CgStatus::converged && !true_met) report.status = CgStatus::residual_gap;
+    if (report.status != CgStatus::residual_gap || report.restarts >= options.restarts ||
+        report.iterations >= stop.max_count)
+      return;
+    ++report.restarts;
+  }
+}
+}  // namespace detail
+
 }  // namespace relax

@@ -118,22 +118,11 @@ template <class T, class Apply, class Run>
 CgReport solve_checked(Apply& apply, std::int64_t n, const T* b, T* x, const CgOptions& options, int threads,
                        Run&& run) {
   const auto start = std::chrono::steady_clock::now();
-  const StopCriterion stop = options.criterion();
   CgReport report;
   report.rhs_norm = std::sqrt(dot(b, b, n, threads));
   std::vector<T> scratch(n);
-  for (;;) {
-    StopCriterion left = stop;
-    left.max_count = stop.max_count - report.iterations;
-    report.status = run(left, report);
-    report.true_residual_norm = true_residual_norm(apply, n, b, x, scratch, threads);
-    const bool true_met = stop.decide(report.true_residual_norm, report.rhs_norm, 0) == StopReason::converged;
-    if (report.status == CgStatus::converged && !true_met) report.status = CgStatus::residual_gap;
-    if (report.status != CgStatus::residual_gap || report.restarts >= options.restarts ||
-        report.iterations >= stop.max_count)
-      break;
-    ++report.restarts;
-  }
+  relax::detail::solve_with_restarts(options, report, run,
+                                     [&] { return true_residual_norm(apply, n, b, x, scratch, threads); });
   report.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

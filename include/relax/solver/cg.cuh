@@ -185,25 +185,18 @@ class CG {
   CgReport solve(const T* b, T* x, cudaStream_t stream) {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
-    const StopCriterion stop = options_.criterion();
     CgReport report;
     dot(op_.size(), b, b, scalars_.data(), dots_, stream);
     read_back(scalars_.data(), nullptr, stream);
     report.rhs_norm = std::sqrt(host_.data()[0]);
-    for (;;) {
-      StopCriterion left = stop;
-      left.max_count = stop.max_count - report.iterations;
-      // Pipelined's restarts and its switch run standard CG, as the reference's do.
-      const bool standard = !fused_family || (pipelined && (report.restarts > 0 || report.switched_at >= 0));
-      report.status = standard ? run_unfused(b, x, left, report, stream) : run_fused_family(b, x, left, report, stream);
-      report.true_residual_norm = true_residual_norm(b, x, stream);
-      const bool true_met = stop.decide(report.true_residual_norm, report.rhs_norm, 0) == StopReason::converged;
-      if (report.status == CgStatus::converged && !true_met) report.status = CgStatus::residual_gap;
-      if (report.status != CgStatus::residual_gap || report.restarts >= options_.restarts ||
-          report.iterations >= stop.max_count)
-        break;
-      ++report.restarts;
-    }
+    detail::solve_with_restarts(
+        options_, report,
+        [&](const StopCriterion& left, CgReport& r) {
+          // Pipelined's restarts and its switch run standard CG, as the reference's do.
+          const bool standard = !fused_family || (pipelined && (r.restarts > 0 || r.switched_at >= 0));
+          return standard ? run_unfused(b, x, left, r, stream) : run_fused_family(b, x, left, r, stream);
+        },
+        [&] { return true_residual_norm(b, x, stream); });
     report.time_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
     return report;
   }
