@@ -4,7 +4,7 @@
 
 #include <relax/control/fixed.hpp>
 #include <relax/core/error.hpp>
-#include <relax/core/report.hpp>
+#include <relax/control/report.hpp>
 #include <relax/problem/diffusion.hpp>
 
 #include <cmath>

@@ -9,10 +9,10 @@
 #include <relax/control/ladder.hpp>
 #include <relax/control/stop.hpp>
 #include <relax/core/arith.hpp>
-#include <relax/core/cg_report.hpp>
+#include <relax/control/cg_report.hpp>
 #include <relax/core/error.hpp>
 #include <relax/core/family.hpp>
-#include <relax/core/report.hpp>
+#include <relax/control/report.hpp>
 #include <relax/domain/grid.hpp>
 #include <relax/problem/diffusion.hpp>
 #include <relax/reference/cg.hpp>

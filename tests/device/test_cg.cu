@@ -56,8 +56,12 @@ TEST_CASE("CGMatchesReference: Poisson 257, float32 and float64", "[cg]") {
   std::vector<float> xf(n * n, 0.0f);
   relax::CG<relax::Poisson5Operator<float>> cgf(relax::Poisson5Operator<float>(n), opt);
   const auto f = cgf.solve(bf, xf);
-  CHECK(f.converged());
-  CHECK(f.relative_residual() <= 1e-5);
+  // float's attainable accuracy here is about 4e-5 (the reference measures 4.4e-5): the
+  // recurrence meets 1e-5, the true residual does not, and the status says so.
+  CHECK(f.status == relax::CgStatus::residual_gap);
+  CHECK(f.relative_residual() < 1e-5);
+  CHECK(f.relative_true_residual() > 1e-5);
+  CHECK(f.relative_true_residual() < 1e-4);
 
   opt.rel_tol = 1e-10;
   const auto bd = random_vector<double>(n * n, 4);

@@ -5,7 +5,7 @@
 #include "grids.hpp"
 
 #include <catch2/catch.hpp>
-#include <relax/core/report.hpp>
+#include <relax/control/report.hpp>
 #include <relax/problem/diffusion.hpp>
 
 namespace relax::testing {

@@ -22,7 +22,7 @@
 #include <relax/config.hpp>
 #include <relax/core/arith.hpp>
 #include <relax/core/error.hpp>
-#include <relax/core/report.hpp>
+#include <relax/control/report.hpp>
 
 #include <cmath>
 #include <cstdint>

@@ -12,7 +12,8 @@
 namespace relax::detail {
 
 //! Status of a CG solve on the device.
-enum : int { cg_ok = 0, cg_breakdown = 1, cg_non_finite = 2 };
+//! `cg_drift`: Pipelined's recurrence gave pᵀAp ≤ 0, which the host checks on p and A p.
+enum : int { cg_ok = 0, cg_breakdown = 1, cg_non_finite = 2, cg_drift = 3 };
 
 //! r = p = b − ax.
 template <class T>

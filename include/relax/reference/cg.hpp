@@ -6,7 +6,8 @@
 //! operator `Poisson5`. With OpenMP the dot products sum in another order than serially, so the
 //! two agree to rounding, not bit for bit.
 
-#include <relax/core/cg_report.hpp>
+#include <relax/control/stop.hpp>
+#include <relax/control/cg_report.hpp>
 #include <relax/core/error.hpp>
 #include <relax/reference/jacobi.hpp>
 #include <relax/sparse/csr.hpp>
@@ -48,113 +49,164 @@ double dot(const T* x, const T* y, std::int64_t n, int threads) {
 }
 }  // namespace detail
 
-//! Solves A x = b by CG from the initial guess in `x` (length n). `apply(p, q)` computes q = A p.
-//! Non-convergence and breakdown are statuses; bad options throw `relax::invalid_argument`.
+namespace detail {
+
+//! ‖b − A x‖₂, r = b − A x formed in T (as the GPU's `cg_residual` does) in the scratch `q`.
 template <class T, class Apply>
-CgReport cg(Apply&& apply, std::int64_t n, const T* b, T* x, const CgOptions& options, Exec exec = {}) {
-  options.validate();
-  relax::detail::require(n >= 1, "n", n, "at least 1 unknown");
-  const auto start = std::chrono::steady_clock::now();
-  const int threads = exec.resolved_threads();
-  std::vector<T> r(n), p(n), q(n);
-  CgReport report;
+double true_residual_norm(Apply& apply, std::int64_t n, const T* b, const T* x, std::vector<T>& q, int threads) {
+  apply(x, q.data());
+  for (std::int64_t k = 0; k < n; ++k) q[k] = b[k] - q[k];
+  return std::sqrt(dot(q.data(), q.data(), n, threads));
+}
+
+//! The vectors of one CG solve.
+template <class T>
+struct CgVectors {
+  std::vector<T> r, p, q;
+  explicit CgVectors(std::int64_t n) : r(n), p(n), q(n) {}
+};
+
+//! Records a check of ‖r‖₂ = `norm` and returns the status it decides (`go_on`: none yet).
+inline StopReason check(double norm, std::int64_t local, const StopCriterion& stop, const CgOptions& options,
+                        CgReport& report) {
+  report.residual_norm = norm;
+  if (options.record_history) report.history.push_back({report.iterations, report.relative_residual()});
+  return stop.decide(norm, report.rhs_norm, local);
+}
+
+//! Standard CG from x until `stop` (whose cap counts the iterations of this run) decides;
+//! `report.iterations` goes on counting across runs.
+template <class T, class Apply>
+CgStatus cg_run(Apply& apply, std::int64_t n, const T* b, T* x, const CgOptions& options, const StopCriterion& stop,
+                CgReport& report, CgVectors<T>& v, int threads) {
+  std::vector<T>&r = v.r, &p = v.p, &q = v.q;
   apply(x, q.data());
   for (std::int64_t k = 0; k < n; ++k) r[k] = b[k] - q[k];
   p = r;
-  report.rhs_norm = std::sqrt(detail::dot(b, b, n, threads));
-  const double target = std::max(options.rel_tol * report.rhs_norm, options.abs_tol);
-  double rr = detail::dot(r.data(), r.data(), n, threads);
+  double rr = dot(r.data(), r.data(), n, threads);
   report.residual_norm = std::sqrt(rr);
-  auto finish = [&](CgStatus status) {
-    report.status = status;
-    report.time_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    return report;
-  };
-  if (!std::isfinite(rr)) return finish(CgStatus::non_finite);
-  if (report.residual_norm <= target) return finish(CgStatus::converged);
-  while (report.iterations < options.max_iterations) {
+  const StopReason first = stop.decide(report.residual_norm, report.rhs_norm, 0);
+  if (first != StopReason::go_on) return relax::detail::cg_status_of(first);
+  for (std::int64_t it = 1;; ++it) {
     apply(p.data(), q.data());
-    const double pq = detail::dot(p.data(), q.data(), n, threads);
-    if (!std::isfinite(pq)) return finish(CgStatus::non_finite);
-    if (pq <= 0.0) return finish(CgStatus::breakdown);
+    const double pq = dot(p.data(), q.data(), n, threads);
+    if (!std::isfinite(pq)) return CgStatus::non_finite;
+    if (pq <= 0.0) return CgStatus::breakdown;
     const T alpha = static_cast<T>(rr / pq);
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (std::int64_t k = 0; k < n; ++k) {
       x[k] += alpha * p[k];
       r[k] -= alpha * q[k];
     }
-    const double rr_next = detail::dot(r.data(), r.data(), n, threads);
+    const double rr_next = dot(r.data(), r.data(), n, threads);
     ++report.iterations;
-    if (!std::isfinite(rr_next)) return finish(CgStatus::non_finite);
+    if (!std::isfinite(rr_next)) return CgStatus::non_finite;
     const T beta = static_cast<T>(rr_next / rr);
     rr = rr_next;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (std::int64_t k = 0; k < n; ++k) p[k] = r[k] + beta * p[k];
-    if (report.iterations % options.check_interval == 0) {
-      report.residual_norm = std::sqrt(rr);
-      if (options.record_history)
-        report.history.push_back({report.iterations, report.relative_residual()});
-      if (report.residual_norm <= target) return finish(CgStatus::converged);
+    if (it % options.check_interval == 0 || it >= stop.max_count) {
+      const StopReason d = check(std::sqrt(rr), it, stop, options, report);
+      if (d != StopReason::go_on) return relax::detail::cg_status_of(d);
     }
   }
-  report.residual_norm = std::sqrt(rr);
-  return finish(CgStatus::iteration_cap);
 }
 
-//! Pipelined CG (Ghysels and Vanroose) from the initial guess in `x`: one fused reduction,
-//! (r, r) and (w, r), per iteration, with w = A r, s = A p and z = A s kept by recurrences and
-//! replaced by b − A x, A r, A p, A s every `replace_interval` iterations (0: 100 for double, 10
-//! for float) until ‖r‖ falls below `CgOptions::replace_until` times the stopping threshold
-//! (checked every iteration; the GPU checks at its convergence checks) — the host twin of
-//! `CG<Operator, Pipelined>`, with the same stopping rule.
+//! Runs `run(stop, report)` (one solve from x, `stop` capping the iterations left), computes the
+//! true residual, and restarts from it after a `residual_gap` as `CgOptions::restarts` allows.
+template <class T, class Apply, class Run>
+CgReport solve_checked(Apply& apply, std::int64_t n, const T* b, T* x, const CgOptions& options, int threads,
+                       Run&& run) {
+  const auto start = std::chrono::steady_clock::now();
+  CgReport report;
+  report.rhs_norm = std::sqrt(dot(b, b, n, threads));
+  std::vector<T> scratch(n);
+  relax::detail::solve_with_restarts(options, report, run,
+                                     [&] { return true_residual_norm(apply, n, b, x, scratch, threads); });
+  report.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace detail
+
+//! Solves A x = b by CG from the initial guess in `x` (length n). `apply(p, q)` computes q = A p.
+//! Stops as `CgOptions` says; the report carries the true residual of the returned x.
+//! Non-convergence and breakdown are statuses; bad options throw `relax::invalid_argument`.
 template <class T, class Apply>
-CgReport cg_pipelined(Apply&& apply, std::int64_t n, const T* b, T* x, const CgOptions& options,
-                      Exec exec = {}) {
+CgReport cg(Apply&& apply, std::int64_t n, const T* b, T* x, const CgOptions& options, Exec exec = {}) {
   options.validate();
   relax::detail::require(n >= 1, "n", n, "at least 1 unknown");
-  const auto start = std::chrono::steady_clock::now();
   const int threads = exec.resolved_threads();
-  const std::int64_t replace = options.replace_interval > 0 ? options.replace_interval
-                                                            : (sizeof(T) >= 8 ? 100 : 10);
-  std::vector<T> r(n), w(n), m(n), z(n), s(n), p(n), q(n);
-  CgReport report;
+  detail::CgVectors<T> v(n);
+  return detail::solve_checked(apply, n, b, x, options, threads, [&](const StopCriterion& stop, CgReport& report) {
+    return detail::cg_run(apply, n, b, x, options, stop, report, v, threads);
+  });
+}
+
+namespace detail {
+
+//! The vectors Pipelined adds to standard CG's: w = A r, m = A w, z = A s, s = A p, and t for a
+//! direction formed to compute its pᵀAp directly.
+template <class T>
+struct PipelinedVectors {
+  std::vector<T> w, m, z, s, t;
+  explicit PipelinedVectors(std::int64_t n) : w(n), m(n), z(n), s(n), t(n) {}
+};
+
+//! One run of pipelined CG from x (see `cg_pipelined`). Where the recurrence gives
+//! η = δ − β γ / α_prev ≤ 0 it computes pᵀAp for p = r + β p_prev directly (v.p holds p_prev, v.q
+//! gets A p): ≤ 0 is a breakdown established on true quantities; > 0 means the recurrences have
+//! drifted, and the run goes on as standard CG from x, recording the iteration in
+//! `report.switched_at`.
+template <class T, class Apply>
+CgStatus cg_pipelined_run(Apply& apply, std::int64_t n, const T* b, T* x, const CgOptions& options,
+                          const StopCriterion& stop, CgReport& report, CgVectors<T>& v, PipelinedVectors<T>& u,
+                          int threads) {
+  std::vector<T>&r = v.r, &p = v.p, &q = v.q, &w = u.w, &m = u.m, &z = u.z, &s = u.s, &t = u.t;
+  const std::int64_t replace = options.replace_interval > 0 ? options.replace_interval : (sizeof(T) >= 8 ? 100 : 10);
+  const double replace_below = options.replace_until_for(sizeof(T)) * options.threshold(report.rhs_norm);
   auto residual = [&] {
     apply(x, q.data());
     for (std::int64_t k = 0; k < n; ++k) r[k] = b[k] - q[k];
     apply(r.data(), w.data());
   };
   residual();
-  report.rhs_norm = std::sqrt(detail::dot(b, b, n, threads));
-  const double target = std::max(options.rel_tol * report.rhs_norm, options.abs_tol);
-  auto finish = [&](CgStatus status, double gamma) {
-    report.status = status;
-    report.residual_norm = std::sqrt(gamma);
-    report.time_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    return report;
-  };
   double gamma_prev = 0.0, alpha_prev = 0.0;
-  bool replacing = true;  // until ‖r‖ < replace_until × target (see CgOptions)
-  for (;;) {
-    if (report.iterations > 0 && report.iterations % replace == 0 && replacing) {
+  bool replacing = true;  // until ‖r‖ < replace_until × threshold (see CgOptions)
+  for (std::int64_t it = 0;; ++it) {
+    if (it > 0 && it % replace == 0 && replacing) {
       residual();
       apply(p.data(), s.data());
       apply(s.data(), z.data());
     }
-    const double gamma = detail::dot(r.data(), r.data(), n, threads);
-    replacing = replacing && std::sqrt(gamma) > options.replace_until_for(sizeof(T)) * target;
-    const double delta = detail::dot(w.data(), r.data(), n, threads);
-    if (!std::isfinite(gamma) || !std::isfinite(delta)) return finish(CgStatus::non_finite, gamma);
-    if (std::sqrt(gamma) <= target) return finish(CgStatus::converged, gamma);
-    if (report.iterations >= options.max_iterations) return finish(CgStatus::iteration_cap, gamma);
+    const double gamma = dot(r.data(), r.data(), n, threads);
+    const double delta = dot(w.data(), r.data(), n, threads);
+    replacing = replacing && std::sqrt(gamma) > replace_below;
+    if (!std::isfinite(gamma) || !std::isfinite(delta)) return CgStatus::non_finite;
+    report.residual_norm = std::sqrt(gamma);
+    if (options.record_history && it > 0 && it % options.check_interval == 0)
+      report.history.push_back({report.iterations, report.relative_residual()});
+    const StopReason decided = stop.decide(report.residual_norm, report.rhs_norm, it);
+    if (decided != StopReason::go_on) return relax::detail::cg_status_of(decided);
     apply(w.data(), m.data());
-    const bool first = report.iterations == 0;
+    const bool first = it == 0;
     const double beta = first ? 0.0 : gamma / gamma_prev;
-    const double denominator = first ? delta : delta - beta * gamma / alpha_prev;
-    const double alpha = gamma / denominator;
-    if (!std::isfinite(alpha) || !std::isfinite(beta)) return finish(CgStatus::non_finite, gamma);
-    if (!(denominator > 0.0)) return finish(CgStatus::breakdown, gamma);
+    const double eta = first ? delta : delta - beta * gamma / alpha_prev;
+    if (!std::isfinite(eta) || !std::isfinite(beta)) return CgStatus::non_finite;
+    if (!(eta > 0.0)) {
+      const T be = static_cast<T>(beta);
+      for (std::int64_t k = 0; k < n; ++k) t[k] = first ? r[k] : r[k] + be * p[k];
+      apply(t.data(), q.data());
+      const double pq = dot(t.data(), q.data(), n, threads);
+      if (!std::isfinite(pq)) return CgStatus::non_finite;
+      if (pq <= 0.0) return CgStatus::breakdown;
+      report.switched_at = report.iterations;
+      StopCriterion rest = stop;
+      rest.max_count = stop.max_count - it;
+      return cg_run(apply, n, b, x, options, rest, report, v, threads);
+    }
+    const double alpha = gamma / eta;
+    if (!std::isfinite(alpha)) return CgStatus::non_finite;
     const T a = static_cast<T>(alpha), be = static_cast<T>(beta);
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (std::int64_t k = 0; k < n; ++k) {
@@ -168,18 +220,40 @@ CgReport cg_pipelined(Apply&& apply, std::int64_t n, const T* b, T* x, const CgO
     gamma_prev = gamma;
     alpha_prev = alpha;
     ++report.iterations;
-    if (options.record_history && report.iterations % options.check_interval == 0)
-      report.history.push_back({report.iterations, report.rhs_norm > 0 ? std::sqrt(gamma) / report.rhs_norm
-                                                                       : std::sqrt(gamma)});
   }
 }
 
+}  // namespace detail
+
+//! Pipelined CG (Ghysels and Vanroose) from the initial guess in `x`: one fused reduction,
+//! (r, r) and (w, r), per iteration, with w = A r, s = A p and z = A s kept by recurrences and
+//! replaced by b − A x, A r, A p, A s every `replace_interval` iterations (0: 100 for double, 10
+//! for float) until ‖r‖ falls below `CgOptions::replace_until` times the stopping threshold
+//! (checked every iteration; the GPU checks at its convergence checks). Its recurrences drift on
+//! ill-conditioned matrices: where the recurrence pᵀAp is ≤ 0 it computes pᵀAp directly, reports
+//! `breakdown` only if that is ≤ 0 too, and otherwise goes on as standard CG from x (the report's
+//! `switched_at`); restarts after a `residual_gap` run standard CG as well. The host twin of
+//! `CG<Operator, Pipelined>`, with the same rules.
+template <class T, class Apply>
+CgReport cg_pipelined(Apply&& apply, std::int64_t n, const T* b, T* x, const CgOptions& options, Exec exec = {}) {
+  options.validate();
+  relax::detail::require(n >= 1, "n", n, "at least 1 unknown");
+  const int threads = exec.resolved_threads();
+  detail::CgVectors<T> v(n);
+  detail::PipelinedVectors<T> u(n);
+  return detail::solve_checked(apply, n, b, x, options, threads, [&](const StopCriterion& stop, CgReport& report) {
+    if (report.restarts > 0 || report.switched_at >= 0)
+      return detail::cg_run(apply, n, b, x, options, stop, report, v, threads);
+    return detail::cg_pipelined_run(apply, n, b, x, options, stop, report, v, u, threads);
+  });
+}
 namespace detail {
-//! Checks a CSR system for CG (A square and symmetric, b and x one value per row) and returns
-//! q = A p for the solvers above.
+//! Checks a CSR system for CG (A's invariants, square and symmetric within `symmetry`, b and x
+//! one value per row) and returns q = A p for the solvers above.
 template <class T>
-auto csr_apply(const Csr<T>& a, const std::vector<T>& b, const std::vector<T>& x, Exec exec) {
-  require_square_symmetric(a, "A");
+auto csr_apply(const Csr<T>& a, const std::vector<T>& b, const std::vector<T>& x, Exec exec,
+               const CsrSymmetry& symmetry) {
+  require_square_symmetric(a, "A", symmetry);
   relax::detail::require(static_cast<std::int64_t>(b.size()) == a.rows, "b", b.size(),
                          "one value per row of A");
   relax::detail::require(static_cast<std::int64_t>(x.size()) == a.rows, "x", x.size(),
@@ -189,19 +263,28 @@ auto csr_apply(const Csr<T>& a, const std::vector<T>& b, const std::vector<T>& x
 }
 }  // namespace detail
 
-//! CG on a CSR matrix, which must be square and symmetric (checked: `relax::invalid_argument`
-//! naming `A`).
+//! CG on a CSR matrix, checked first: its invariants (`Csr::validate`), square and symmetric
+//! within `symmetry` (`relax::invalid_argument` naming `A`, the row and the entry). With
+//! `symmetry.symmetrise` it solves with (A + Aᵀ) / 2.
 template <class T>
 CgReport cg(const Csr<T>& a, const std::vector<T>& b, std::vector<T>& x, const CgOptions& options,
-            Exec exec = {}) {
-  return cg<T>(detail::csr_apply(a, b, x, exec), a.rows, b.data(), x.data(), options, exec);
+            Exec exec = {}, const CsrSymmetry& symmetry = {}) {
+  if (symmetry.symmetrise) {
+    require_square_symmetric(a, "A", symmetry);
+    return cg(symmetric_part(a), b, x, options, exec);
+  }
+  return cg<T>(detail::csr_apply(a, b, x, exec, symmetry), a.rows, b.data(), x.data(), options, exec);
 }
 
-//! Pipelined CG on a CSR matrix (square and symmetric, checked).
+//! Pipelined CG on a CSR matrix, checked as `cg` checks it.
 template <class T>
 CgReport cg_pipelined(const Csr<T>& a, const std::vector<T>& b, std::vector<T>& x, const CgOptions& options,
-                      Exec exec = {}) {
-  return cg_pipelined<T>(detail::csr_apply(a, b, x, exec), a.rows, b.data(), x.data(), options, exec);
+                      Exec exec = {}, const CsrSymmetry& symmetry = {}) {
+  if (symmetry.symmetrise) {
+    require_square_symmetric(a, "A", symmetry);
+    return cg_pipelined(symmetric_part(a), b, x, options, exec);
+  }
+  return cg_pipelined<T>(detail::csr_apply(a, b, x, exec, symmetry), a.rows, b.data(), x.data(), options, exec);
 }
 
 //! CG on the matrix-free Poisson operator.

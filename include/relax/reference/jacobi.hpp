@@ -12,7 +12,7 @@
 #include <relax/control/fixed.hpp>
 #include <relax/control/stop.hpp>
 #include <relax/core/arith.hpp>
-#include <relax/core/report.hpp>
+#include <relax/control/report.hpp>
 #include <relax/domain/grid.hpp>
 #include <relax/domain/shape.hpp>
 #include <relax/stencil/traits.hpp>

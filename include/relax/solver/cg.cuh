@@ -27,13 +27,23 @@
 //! The fused variants need the operator's rows (`Operator::rows()`, see `Poisson5Operator` and
 //! `CsrOperator`), because their kernels apply A to vectors they form on the fly.
 //!
-//! Stopping (see `CgOptions`): ‖r‖₂ ≤ max(rel_tol ‖b‖₂, abs_tol) for the recurrence residual,
-//! read back every `check_interval` iterations (`Persistent`: tested on the device every
-//! iteration); the iteration cap. Breakdown — pᵀAp ≤ 0, or a non-finite scalar — freezes x at the
-//! last good iterate and is reported at the next check.
+//!   On ill-conditioned matrices its recurrences drift: a recurrence pᵀAp ≤ 0 is checked on p
+//!   and A p computed directly; only if that is ≤ 0 too is it a `breakdown`, otherwise the solve
+//!   goes on as standard CG (`Unfused`) from x and the report's `switched_at` says where.
+//!
+//! Stopping (see `CgOptions`): `CgOptions::criterion()`, a `relax::StopCriterion` on ‖r‖₂ of the
+//! recurrence residual, decided by the same `decide` on the host (Unfused, every
+//! `check_interval` iterations) and inside the kernels (the fused family: every iteration); the
+//! iteration cap. Every solve ends with ‖b − A x‖₂ (the report's `true_residual_norm`): where the
+//! recurrence met the criterion and the true residual does not, the status is `residual_gap`, and
+//! `CgOptions::restarts` restarts from the true residual. Breakdown — pᵀAp ≤ 0, or a non-finite
+//! scalar — freezes x at the last good iterate and is reported at the next check. An operator is
+//! owned by its solver; `relax::OperatorView` (`solver/operator_view.hpp`) shares one between
+//! several.
 
+#include <relax/control/stop.hpp>
 #include <relax/core/buffer.hpp>
-#include <relax/core/cg_report.hpp>
+#include <relax/control/cg_report.hpp>
 #include <relax/core/cuda_check.hpp>
 #include <relax/core/device.hpp>
 #include <relax/core/stream.hpp>
@@ -169,58 +179,26 @@ class CG {
   cudaStream_t stream() const { return stream_.get(); }
 
   //! Solves A x = b from the initial guess in `x`; `b` and `x` are device arrays of `size()`
-  //! values. Blocks until done.
+  //! values. Blocks until done. Stops as `CgOptions` says (the criterion on the recurrence
+  //! residual, then on the true residual ‖b − A x‖₂, which the report carries; restarts from it
+  //! after a `residual_gap` if `CgOptions::restarts` allows).
   CgReport solve(const T* b, T* x, cudaStream_t stream) {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
-    const std::int64_t n = op_.size();
-    double* bb = scalars_.data();
-    double* rr = scalars_.data() + 1;
-    double* rr_next = scalars_.data() + 2;
-    double* pq = scalars_.data() + 3;
-    RELAX_CUDA_CHECK(cudaMemsetAsync(status_.data(), 0, sizeof(int), stream));
-    op_.apply(x, q_.data(), stream);
-    detail::cg_start<<<detail::vector_blocks(n), 256, 0, stream>>>(n, b, q_.data(), r_.data(), p_.data());
-    RELAX_CUDA_CHECK_LAUNCH();
-    dot(n, b, b, bb, dots_, stream);
-    dot(n, r_.data(), r_.data(), rr, dots_, stream);
     CgReport report;
-    read_back(bb, rr, stream);
+    dot(op_.size(), b, b, scalars_.data(), dots_, stream);
+    read_back(scalars_.data(), nullptr, stream);
     report.rhs_norm = std::sqrt(host_.data()[0]);
-    const double target = std::max(options_.rel_tol * report.rhs_norm, options_.abs_tol);
-    auto finish = [&](CgStatus s, double residual_squared) {
-      report.status = s;
-      report.residual_norm = std::sqrt(residual_squared);
-      report.time_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
-      return report;
-    };
-    if (!std::isfinite(host_.data()[1])) return finish(CgStatus::non_finite, host_.data()[1]);
-    if (std::sqrt(host_.data()[1]) <= target) return finish(CgStatus::converged, host_.data()[1]);
-    if constexpr (fused_family) {
-      const detail::CgDeviceState s = run_fused(b, x, host_.data()[1], target, report, stream);
-      report.iterations = s.iterations;
-      if (s.status == detail::cg_breakdown) return finish(CgStatus::breakdown, s.rr);
-      if (s.status == detail::cg_non_finite || !std::isfinite(s.rr)) return finish(CgStatus::non_finite, s.rr);
-      if (!(s.rr > target * target)) return finish(CgStatus::converged, s.rr);
-      return finish(CgStatus::iteration_cap, s.rr);
-    } else {
-      while (report.iterations < options_.max_iterations) {
-        iterate(x, rr, rr_next, pq, stream);
-        std::swap(rr, rr_next);
-        ++report.iterations;
-        if (report.iterations % options_.check_interval != 0 && report.iterations < options_.max_iterations)
-          continue;
-        const int status = read_back(rr, nullptr, stream);
-        const double rr_now = host_.data()[0];
-        if (status == detail::cg_breakdown) return finish(CgStatus::breakdown, rr_now);
-        if (status == detail::cg_non_finite || !std::isfinite(rr_now)) return finish(CgStatus::non_finite, rr_now);
-        if (options_.record_history)
-          report.history.push_back({report.iterations, report.rhs_norm > 0 ? std::sqrt(rr_now) / report.rhs_norm
-                                                                           : std::sqrt(rr_now)});
-        if (std::sqrt(rr_now) <= target) return finish(CgStatus::converged, rr_now);
-      }
-      return finish(CgStatus::iteration_cap, host_.data()[0]);
-    }
+    detail::solve_with_restarts(
+        options_, report,
+        [&](const StopCriterion& left, CgReport& r) {
+          // Pipelined's restarts and its switch run standard CG, as the reference's do.
+          const bool standard = !fused_family || (pipelined && (r.restarts > 0 || r.switched_at >= 0));
+          return standard ? run_unfused(b, x, left, r, stream) : run_fused_family(b, x, left, r, stream);
+        },
+        [&] { return true_residual_norm(b, x, stream); });
+    report.time_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
+    return report;
   }
 
   //! Host convenience: uploads `b` and `x`, solves, downloads `x`.
@@ -248,23 +226,118 @@ class CG {
     return true;
   }
 
-  // The fused family: sets up the device state, iterates, returns the final state. `history`
-  // gets one sample per check.
-  detail::CgDeviceState run_fused(const T* b, T* x, double rr0, double target, CgReport& report,
-                                  cudaStream_t stream) {
+  // r = p = b − A x; returns (r, r).
+  double start_residual(const T* b, const T* x, cudaStream_t stream) {
+    const std::int64_t n = op_.size();
+    RELAX_CUDA_CHECK(cudaMemsetAsync(status_.data(), 0, sizeof(int), stream));
+    op_.apply(x, q_.data(), stream);
+    detail::cg_start<<<detail::vector_blocks(n), 256, 0, stream>>>(n, b, q_.data(), r_.data(), p_.data());
+    RELAX_CUDA_CHECK_LAUNCH();
+    dot(n, r_.data(), r_.data(), scalars_.data() + 1, dots_, stream);
+    read_back(scalars_.data() + 1, nullptr, stream);
+    return host_.data()[0];
+  }
+
+  // ‖b − A x‖₂ (r_ and q_ are scratch here).
+  double true_residual_norm(const T* b, const T* x, cudaStream_t stream) {
+    const std::int64_t n = op_.size();
+    op_.apply(x, q_.data(), stream);
+    detail::cg_residual<<<detail::vector_blocks(n), 256, 0, stream>>>(n, b, q_.data(), r_.data());
+    RELAX_CUDA_CHECK_LAUNCH();
+    dot(n, r_.data(), r_.data(), scalars_.data() + 1, dots_, stream);
+    read_back(scalars_.data() + 1, nullptr, stream);
+    return std::sqrt(host_.data()[0]);
+  }
+
+  void record(CgReport& report) const {
+    if (options_.record_history) report.history.push_back({report.iterations, report.relative_residual()});
+  }
+
+  // Standard CG, one kernel per operation, from x until `stop` (capping this run's iterations)
+  // decides; `report.iterations` goes on counting.
+  CgStatus run_unfused(const T* b, T* x, const StopCriterion& stop, CgReport& report, cudaStream_t stream) {
+    double* rr = scalars_.data() + 1;
+    double* rr_next = scalars_.data() + 2;
+    double* pq = scalars_.data() + 3;
+    report.residual_norm = std::sqrt(start_residual(b, x, stream));
+    const StopReason first = stop.decide(report.residual_norm, report.rhs_norm, 0);
+    if (first != StopReason::go_on) return detail::cg_status_of(first);
+    for (std::int64_t it = 1;; ++it) {
+      iterate(x, rr, rr_next, pq, stream);
+      std::swap(rr, rr_next);
+      ++report.iterations;
+      if (it % options_.check_interval != 0 && it < stop.max_count) continue;
+      const int status = read_back(rr, nullptr, stream);
+      if (status == detail::cg_breakdown) return CgStatus::breakdown;
+      if (status == detail::cg_non_finite) return CgStatus::non_finite;
+      report.residual_norm = std::sqrt(host_.data()[0]);
+      record(report);
+      const StopReason d = stop.decide(report.residual_norm, report.rhs_norm, it);
+      if (d != StopReason::go_on) return detail::cg_status_of(d);
+    }
+  }
+
+  // Fused, Graph, Persistent, Pipelined from x until `stop` decides; Pipelined checks a
+  // recurrence pᵀAp ≤ 0 on p and A p and, where that is > 0, goes on as standard CG.
+  CgStatus run_fused_family(const T* b, T* x, const StopCriterion& stop, CgReport& report, cudaStream_t stream) {
+    const double rr0 = start_residual(b, x, stream);
+    report.residual_norm = std::sqrt(rr0);
+    const StopReason first = stop.decide(report.residual_norm, report.rhs_norm, 0);
+    if (first != StopReason::go_on) return detail::cg_status_of(first);
+    const std::int64_t offset = report.iterations;
+    const detail::CgDeviceState s = run_fused(b, x, rr0, stop, offset, report, stream);
+    report.iterations = offset + s.iterations;
+    report.residual_norm = std::sqrt(s.rr);
+    if (s.status == detail::cg_breakdown) return CgStatus::breakdown;
+    if (s.status == detail::cg_non_finite) return CgStatus::non_finite;
+    if (s.status == detail::cg_drift) {
+      const double pq = direct_pq(s, stream);
+      if (!std::isfinite(pq)) return CgStatus::non_finite;
+      if (pq <= 0.0) return CgStatus::breakdown;
+      report.switched_at = report.iterations;
+      StopCriterion rest = stop;
+      rest.max_count = stop.max_count - s.iterations;
+      return run_unfused(b, x, rest, report, stream);
+    }
+    const StopReason d = stop.decide(report.residual_norm, report.rhs_norm, s.iterations);
+    return d == StopReason::go_on ? CgStatus::iteration_cap : detail::cg_status_of(d);
+  }
+
+  // Pipelined, after a recurrence pᵀAp ≤ 0: pᵀAp for the direction the iteration would have
+  // taken, p = r + β p_prev (β = γ / γ_prev; p = r on the first iteration), computed from p and A p.
+  double direct_pq(const detail::CgDeviceState& s, cudaStream_t stream) {
+    const std::int64_t n = op_.size();
+    const double numbers[2] = {s.iterations == 0 ? 1.0 : s.rr_prev, s.iterations == 0 ? 0.0 : s.rr};
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(scalars_.data() + 1, numbers, sizeof(numbers), cudaMemcpyHostToDevice, stream));
+    RELAX_CUDA_CHECK(cudaMemsetAsync(status_.data(), 0, sizeof(int), stream));
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(p2_.data(), p_.data(), p_.bytes(), cudaMemcpyDeviceToDevice, stream));
+    detail::cg_xpay<<<detail::vector_blocks(n), 256, 0, stream>>>(n, scalars_.data() + 2, scalars_.data() + 1,
+                                                                   r_.data(), p2_.data(), status_.data());
+    RELAX_CUDA_CHECK_LAUNCH();
+    op_.apply(p2_.data(), q_.data(), stream);
+    dot(n, p2_.data(), q_.data(), scalars_.data() + 3, dots_, stream);
+    read_back(scalars_.data() + 3, nullptr, stream);
+    return host_.data()[0];
+  }
+
+  // The fused family: sets up the device state (`stop` caps this run; `offset` iterations came
+  // before it), iterates, returns the final state. `history` gets one sample per check.
+  detail::CgDeviceState run_fused(const T* b, T* x, double rr0, const StopCriterion& stop, std::int64_t offset,
+                                  CgReport& report, cudaStream_t stream) {
     detail::CgDeviceState& h = host_state_.data()[0];
     h = detail::CgDeviceState{};
     h.rr = rr0;
     h.rr_prev = rr0;
-    h.target2 = target * target;
-    h.max_iterations = options_.max_iterations;
+    h.rhs_norm = report.rhs_norm;
+    h.stop = stop;
     RELAX_CUDA_CHECK(cudaMemcpyAsync(state_.data(), &h, sizeof(h), cudaMemcpyHostToDevice, stream));
     const std::int64_t check = options_.check_interval;
-    const std::int64_t per_graph = std::min(check, options_.max_iterations);  // Graph: iterations per graph
+    const std::int64_t per_graph = std::min(check, stop.max_count);  // Graph: iterations per graph
     auto record = [&](const detail::CgDeviceState& s) {
       if (options_.record_history)
-        report.history.push_back({s.iterations, report.rhs_norm > 0 ? std::sqrt(s.rr) / report.rhs_norm : std::sqrt(s.rr)});
+        report.history.push_back({offset + s.iterations, StopCriterion::relative(std::sqrt(s.rr), report.rhs_norm)});
     };
+    const double replace_below = options_.replace_until_for(sizeof(T)) * options_.threshold(report.rhs_norm);
     if constexpr (std::is_same_v<Variant, Persistent>) {
       launch_persistent(x, stream);
       const auto s = read_state(stream);
@@ -296,12 +369,12 @@ class CG {
               fused_iteration(x, launched, stream);
             }
             ++launched;
-          } while (launched % check != 0 && launched < options_.max_iterations);
+          } while (launched % check != 0 && launched < stop.max_count);
         }
         const auto s = read_state(stream);
         record(s);
-        replacing = replacing && std::sqrt(s.rr) > options_.replace_until_for(sizeof(T)) * target;
-        if (s.status != detail::cg_ok || !(s.rr > s.target2) || s.iterations >= s.max_iterations) {
+        replacing = replacing && std::sqrt(s.rr) > replace_below;
+        if (detail::cg_done(s)) {
           if constexpr (pipelined) return s;
           else return finish_x(x, s, stream);
         }

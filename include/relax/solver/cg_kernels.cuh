@@ -9,6 +9,7 @@
 //! Every reduction sums a fixed grid of `dot_blocks` blocks in block order (or, in the persistent
 //! kernel, its own fixed grid), so results are reproducible run to run.
 
+#include <relax/control/stop.hpp>
 #include <relax/primitives/cg_updates.cuh>
 #include <relax/primitives/reduce.cuh>
 #include <relax/core/arith.hpp>
@@ -27,9 +28,9 @@ struct CgDeviceState {
   double rr_prev = 0.0;  //!< (r, r) of the previous residual
   double pq = 0.0;       //!< (p, A p) of the current direction (Pipelined: δ = (w, r))
   double alpha_prev = 0.0;  //!< Pipelined: α of the previous iteration
-  double target2 = 0.0;  //!< the solve has converged once rr ≤ target2
-  long long iterations = 0;      //!< iterations completed
-  long long max_iterations = 0;  //!< no iteration starts once this many are done
+  double rhs_norm = 0.0;    //!< ‖b‖₂, the scale of the stop criterion
+  StopCriterion stop;       //!< decided on ‖r‖₂ = √rr; its cap counts the iterations of this run
+  long long iterations = 0;  //!< iterations completed
   int status = cg_ok;
   //! Fused: the last completed iteration's x += α p is still to do. The update of x is deferred
   //! to the next iteration's first kernel, which reads p anyway (one pass over p instead of two);
@@ -37,9 +38,11 @@ struct CgDeviceState {
   int x_pending = 0;
 };
 
-//! True when no further iteration may change anything: converged, capped, or broken down.
-__device__ inline bool cg_done(const CgDeviceState& s) {
-  return s.status != cg_ok || !(s.rr > s.target2) || s.iterations >= s.max_iterations;
+//! True when no further iteration may change anything: the stop criterion decided (converged,
+//! capped, non-finite), or the iteration broke down. The host takes the same decision on the
+//! state it reads back.
+RELAX_HOST_DEVICE inline bool cg_done(const CgDeviceState& s) {
+  return s.status != cg_ok || s.stop.decide(sqrt(s.rr), s.rhs_norm, s.iterations) != StopReason::go_on;
 }
 
 //! p_new = r + β p_old (β = 0 on the first iteration) and q = A p_new, computed from r and p_old
@@ -199,8 +202,7 @@ __global__ void __launch_bounds__(dot_block)
     cg_pipelined_reduce(Rows a, std::int64_t n, const T* __restrict__ r, const T* __restrict__ w,
                         T* __restrict__ m, CgDeviceState* st, double* partials, unsigned* arrivals) {
   const CgDeviceState s = *st;
-  if (s.status != cg_ok || s.iterations >= s.max_iterations) return;
-  if (s.iterations > 0 && !(s.rr > s.target2)) return;  // converged at the last reduction
+  if (cg_done(s)) return;  // decided at the last reduction (at the start: on r₀, by the host)
   double rr = 0.0, wr = 0.0;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
@@ -234,8 +236,9 @@ __global__ void __launch_bounds__(dot_block)
   const double denominator = first ? delta : delta - beta * gamma / s.alpha_prev;
   const double alpha = gamma / denominator;
   if (!(denominator > 0.0) || !isfinite(alpha) || !isfinite(beta)) {
+    // A recurrence pᵀAp ≤ 0 is no proof of indefiniteness: the host checks it on p and A p.
     if (blockIdx.x == 0 && threadIdx.x == 0)
-      st->status = isfinite(denominator) && isfinite(beta) ? cg_breakdown : cg_non_finite;
+      st->status = isfinite(denominator) && isfinite(beta) ? cg_drift : cg_non_finite;
     return;
   }
   const T al = static_cast<T>(alpha), be = static_cast<T>(beta);

@@ -4,7 +4,7 @@
 //! `relax::Solver`: per step, the fused right-hand side b = uⁿ + Δt f, then one linear solve that
 //! starts from uⁿ.
 
-#include <relax/core/report.hpp>
+#include <relax/control/report.hpp>
 #include <relax/core/stream.hpp>
 #include <relax/primitives/blas1.cuh>
 #include <relax/problem/diffusion.hpp>

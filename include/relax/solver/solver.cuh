@@ -13,7 +13,7 @@
 #include <relax/control/fixed.hpp>
 #include <relax/control/stop.hpp>
 #include <relax/core/device.hpp>
-#include <relax/core/report.hpp>
+#include <relax/control/report.hpp>
 #include <relax/core/stream.hpp>
 #include <relax/domain/device_grid.hpp>
 #include <relax/stencil/traits.hpp>

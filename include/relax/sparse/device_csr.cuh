@@ -5,6 +5,7 @@
 
 #include <relax/core/buffer.hpp>
 #include <relax/core/cuda_check.hpp>
+#include <relax/core/device.hpp>
 #include <relax/sparse/csr.hpp>
 
 #include <algorithm>
@@ -63,26 +64,32 @@ struct CsrRows {
   }
 };
 
-//! A `Csr<T>` copied to the device; the operator of CG on sparse matrices.
+//! A `Csr<T>` copied to the device; the operator of CG on sparse matrices. It owns its device
+//! memory and is move-only; several solvers share one upload through `relax::OperatorView`
+//! (`relax/solver/operator_view.hpp`).
 template <class T>
 class CsrOperator {
  public:
   using value_type = T;
 
-  //! Uploads `a`, which must be square (CG also needs it symmetric: checked here).
-  explicit CsrOperator(const Csr<T>& a)
-      : rows_(a.rows), nnz_(a.nnz()), row_ptr_(a.row_ptr.size()), col_(a.col_idx.size()),
-        val_(a.values.size()) {
-    require_square_symmetric(a, "A");
-    RELAX_CUDA_CHECK(cudaMemcpy(row_ptr_.data(), a.row_ptr.data(), row_ptr_.bytes(), cudaMemcpyHostToDevice));
-    if (nnz_ > 0) {
-      RELAX_CUDA_CHECK(cudaMemcpy(col_.data(), a.col_idx.data(), col_.bytes(), cudaMemcpyHostToDevice));
-      RELAX_CUDA_CHECK(cudaMemcpy(val_.data(), a.values.data(), val_.bytes(), cudaMemcpyHostToDevice));
-    }
-    // A copy from pageable memory may return before its DMA lands, and solvers use non-blocking
-    // streams that do not wait for the legacy stream: the upload is complete when this returns.
-    RELAX_CUDA_CHECK(cudaDeviceSynchronize());
+  //! Uploads `a` after checking, before anything indexes with them, its CSR invariants and that
+  //! it is square and symmetric within `symmetry` (see `CsrSymmetry`; with `symmetrise` the
+  //! operator is (A + Aᵀ) / 2).
+  //! \throws relax::unavailable_error without a GPU (before any CUDA call that could fail with
+  //! another error); relax::invalid_argument naming the broken invariant or the asymmetric pair.
+  explicit CsrOperator(const Csr<T>& a, const CsrSymmetry& symmetry = {}) {
+    require_gpu();
+    require_square_symmetric(a, "A", symmetry);
+    if (symmetry.symmetrise)
+      upload(symmetric_part(a));
+    else
+      upload(a);
   }
+
+  CsrOperator(CsrOperator&&) noexcept = default;
+  CsrOperator& operator=(CsrOperator&&) noexcept = default;
+  CsrOperator(const CsrOperator&) = delete;
+  CsrOperator& operator=(const CsrOperator&) = delete;
 
   std::int64_t size() const { return rows_; }
   //! The rows of A, by value, for device code (valid while this operator lives).
@@ -105,6 +112,30 @@ class CsrOperator {
   }
 
  private:
+  // Uploads a matrix that has passed the checks above.
+  void upload(const Csr<T>& a) {
+    rows_ = a.rows;
+    nnz_ = a.nnz();
+    row_ptr_ = DeviceBuffer<std::int64_t>(a.row_ptr.size());
+    col_ = DeviceBuffer<std::int32_t>(a.col_idx.size());
+    val_ = DeviceBuffer<T>(a.values.size());
+    RELAX_CUDA_CHECK(cudaMemcpy(row_ptr_.data(), a.row_ptr.data(), row_ptr_.bytes(), cudaMemcpyHostToDevice));
+    if (nnz_ > 0) {
+      RELAX_CUDA_CHECK(cudaMemcpy(col_.data(), a.col_idx.data(), col_.bytes(), cudaMemcpyHostToDevice));
+      RELAX_CUDA_CHECK(cudaMemcpy(val_.data(), a.values.data(), val_.bytes(), cudaMemcpyHostToDevice));
+    }
+    // A copy from pageable memory may return before its DMA lands, and solvers use non-blocking
+    // streams that do not wait for the legacy stream: the upload is complete when this returns.
+    RELAX_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  static bool require_gpu() {
+    if (device_count() == 0)
+      throw unavailable_error("relax::CsrOperator needs a CUDA device and none is present; use "
+                              "relax::reference::cg on the Csr<T> instead");
+    return true;
+  }
+
   std::int64_t rows_ = 0;
   std::int64_t nnz_ = 0;
   DeviceBuffer<std::int64_t> row_ptr_;
