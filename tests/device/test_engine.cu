@@ -31,7 +31,7 @@ namespace {
 const Extents boxes_2d[] = {Extents(1, 1), Extents(1, 57), Extents(57, 1), Extents(70, 1000),
                             Extents(1000, 70), Extents(129, 3)};
 const Extents boxes_3d[] = {Extents(33, 17, 5), Extents(5, 17, 33), Extents(1, 1, 64), Extents(1, 1, 1),
-                            Extents(130, 9, 7), Extents(64, 64, 64)};
+                            Extents(130, 9, 7)};
 
 // `count` sweeps of random data with `Strategy` on the GPU against `schedule` on the host.
 template <class Strategy, class S, class Schedule = ref::SyncSchedule>
