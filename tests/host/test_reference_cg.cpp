@@ -119,6 +119,11 @@ TEST_CASE("reference CG rejects bad options and operands", "[cg][validation]") {
   o = {};
   o.replace_until = std::numeric_limits<double>::infinity();
   CHECK_THROWS_WITH(o.validate(), Catch::Contains("replace_until"));
+  o = {};
+  o.switch_gap = -1.0;
+  CHECK_THROWS_WITH(o.validate(), Catch::Contains("switch_gap"));
+  o.switch_gap = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH(o.validate(), Catch::Contains("switch_gap"));
   CHECK(relax::CgOptions{}.replace_until_for(sizeof(double)) == 1e4);
   CHECK(relax::CgOptions{}.replace_until_for(sizeof(float)) == 0.0);
 
@@ -146,6 +151,7 @@ TEST_CASE("reference pipelined CG: Poisson like standard CG, and standard CG's t
                                                      a.size(), b.data(), x.data(), opt);
     const auto standard = ref::cg(a, b, x_cg, opt);
     REQUIRE(pipelined.converged());
+    CHECK(pipelined.switched_at == -1);  // well conditioned: the gap stays within switch_gap's bound
     CHECK(std::abs(pipelined.iterations - standard.iterations) <= 2 + standard.iterations / 50);
     CHECK(relative_error(x, exact) <= 1e-8);
   }

@@ -3,7 +3,9 @@
 //! Options and report of a Conjugate Gradient solve, shared by the GPU variants and the
 //! reference backend.
 
+#include <relax/config.hpp>
 #include <relax/control/stop.hpp>
+#include <relax/core/arith.hpp>
 #include <relax/core/error.hpp>
 
 #include <cmath>
@@ -27,9 +29,32 @@ struct CgOptions {
   double abs_tol = 0.0;
   std::int64_t max_iterations = 10000;
   std::int64_t check_interval = 1;  //!< iterations between two convergence checks
-  //! Pipelined: iterations between residual replacements; 0 picks 100 for double and 10 for
-  //! float, where the recurrence drifts from the true residual about 10⁷ times faster.
+  //! Pipelined: iterations between two checkpoints, where it measures the gap between its
+  //! recurrence residual and b − A x (`switch_gap`) and, while `replace_until` allows, replaces
+  //! the residual; 0 picks 50 for double and 10 for float, where the recurrence drifts from the
+  //! true residual about 10⁷ times faster. 50 measured on the real matrices of
+  //! tests/data/suitesparse with `switch_gap` = 50 (reference backend): every one within 1.34×
+  //! standard CG's iterations, as with 25 and 40; with 100 the first checkpoint comes too late
+  //! for bcsstk01 (1.59×), which converges in 131.
   std::int64_t replace_interval = 0;
+  //! Pipelined: at a checkpoint where the gap between the recurrence residual r and b − A x is
+  //!
+  //!     ‖(b − A x) − r‖₂ > switch_gap · j · ε · (‖A‖ ‖x‖₂ + ‖b‖₂)
+  //!
+  //! it goes on as standard CG from x (the report's `switched_at`). j is the iterations since r
+  //! was last b − A x (the start or a replacement), ε the machine epsilon of the scalar type, and
+  //! ‖A‖ the largest ‖w‖₂ / ‖r‖₂ (w = A r by recurrence) seen at a checkpoint, a lower bound.
+  //! j ε (‖A‖ ‖x‖ + ‖b‖) is the order of the gap that standard CG's own rounding leaves after j
+  //! iterations; the factor is how far Pipelined's recurrences may amplify it (Cools, Yetkin,
+  //! Agullo, Giraud, Vanroose, "Analyzing the effect of local rounding error propagation on the
+  //! maximal attainable accuracy of the pipelined CG method"). Where they amplify it more, they
+  //! delay convergence too, by more than replacement recovers: standard CG from x gets there
+  //! sooner. 50 measured on tests/data/suitesparse (reference backend, checkpoints every 50): the
+  //! factor stays ≤ 25 where Pipelined keeps pace with standard CG (nos4 16, nos3 9.5, 662_bus
+  //! 11, 1138_bus 25, gr_30_30 converges before a checkpoint), and exceeds 50 where it falls
+  //! behind (bcsstk01 630 and bcsstk03 470 at iteration 50, plat362 59 at 250). 0: never switch
+  //! on the gap.
+  double switch_gap = 50.0;
   //! Pipelined: replacement stops once ‖r‖ falls below `replace_until` times the stopping
   //! threshold; 0: it never stops; negative (the default): 1e4 for double, 0 for float, whose
   //! recurrences drift too fast to go without it. In double, replacing the recurrence residual by
@@ -65,6 +90,8 @@ struct CgOptions {
     detail::require(std::isfinite(replace_until), "replace_until", replace_until,
                     "a finite factor (negative: automatic)");
     detail::require(restarts >= 0, "restarts", restarts, "0 or more");
+    detail::require(std::isfinite(switch_gap) && switch_gap >= 0.0, "switch_gap", switch_gap,
+                    "a finite factor >= 0 (0: never switch on the gap)");
   }
 };
 
@@ -110,7 +137,8 @@ struct CgReport {
   double rhs_norm = 0.0;            //!< ‖b‖₂
   std::int64_t restarts = 0;        //!< restarts from the true residual (`CgOptions::restarts`)
   //! Pipelined: the iteration at which it switched to standard CG, having found its recurrences
-  //! drifted (a recurrence pᵀAp ≤ 0 where the directly computed one is > 0); -1: no switch.
+  //! drifted (a gap above `CgOptions::switch_gap` at a checkpoint, or a recurrence pᵀAp ≤ 0
+  //! where the directly computed one is > 0); -1: no switch.
   std::int64_t switched_at = -1;
   double time_ms = 0.0;
   std::vector<CgSample> history;  //!< iterations count from the start of the solve, restarts included
@@ -122,6 +150,16 @@ struct CgReport {
 };
 
 namespace detail {
+//! Pipelined's checkpoint test (`CgOptions::switch_gap`): true where `gap` = ‖(b − A x) − r‖₂
+//! exceeds `factor` · `since` · `epsilon` · (`norm_a` · `x_norm` + `rhs_norm`). Host and device
+//! evaluate it with the same rounded operations.
+RELAX_HOST_DEVICE inline bool pipelined_gap_exceeds(double gap, std::int64_t since, double norm_a, double x_norm,
+                                                    double rhs_norm, double epsilon, double factor) {
+  const double scale = arith::add(arith::mul(norm_a, x_norm), rhs_norm);
+  const double bound = arith::mul(arith::mul(factor, static_cast<double>(since)), arith::mul(epsilon, scale));
+  return factor > 0.0 && gap > bound;
+}
+
 //! The loop every CG solve ends with, host and GPU alike: `run(stop, report)` solves from x
 //! (`stop` caps the iterations left) and returns its status; `true_norm()` measures ‖b − A x‖₂.
 //! Where the recurrence converged and the true residual does not meet the criterion, the status

@@ -13,7 +13,9 @@ namespace relax::detail {
 
 //! Status of a CG solve on the device.
 //! `cg_drift`: Pipelined's recurrence gave pᵀAp ≤ 0, which the host checks on p and A p.
-enum : int { cg_ok = 0, cg_breakdown = 1, cg_non_finite = 2, cg_drift = 3 };
+//! `cg_gap`: Pipelined's checkpoint found its residual too far from b − A x
+//! (`CgOptions::switch_gap`); the host goes on with standard CG.
+enum : int { cg_ok = 0, cg_breakdown = 1, cg_non_finite = 2, cg_drift = 3, cg_gap = 4 };
 
 //! r = p = b − ax.
 template <class T>

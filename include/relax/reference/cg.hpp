@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace relax::reference {
@@ -153,31 +154,66 @@ struct PipelinedVectors {
   explicit PipelinedVectors(std::int64_t n) : w(n), m(n), z(n), s(n), t(n) {}
 };
 
-//! One run of pipelined CG from x (see `cg_pipelined`). Where the recurrence gives
-//! η = δ − β γ / α_prev ≤ 0 it computes pᵀAp for p = r + β p_prev directly (v.p holds p_prev, v.q
-//! gets A p): ≤ 0 is a breakdown established on true quantities; > 0 means the recurrences have
-//! drifted, and the run goes on as standard CG from x, recording the iteration in
-//! `report.switched_at`.
+//! Pipelined's checkpoint (`CgOptions::switch_gap`, `replace_interval`): t = b − A x (in v.q),
+//! the gap ‖t − r‖ tested against the bound of the iterations since r was last b − A x
+//! (`since`), ‖A‖ ≥ ‖w‖ / ‖r‖ kept in `norm_a`. Returns true where the gap exceeds it; otherwise,
+//! with `replace`, replaces r = t, w = A r, s = A p, z = A s. The GPU's `cg_pipelined_checkpoint`
+//! takes the same decision.
+template <class T, class Apply>
+bool pipelined_checkpoint(Apply& apply, std::int64_t n, const T* b, const T* x, const CgOptions& options,
+                          double rhs_norm, std::int64_t since, bool replace, double& norm_a, CgVectors<T>& v,
+                          PipelinedVectors<T>& u, int threads) {
+  std::vector<T>&r = v.r, &t = v.q;
+  apply(x, t.data());
+  double gap = 0.0;
+  for (std::int64_t k = 0; k < n; ++k) {
+    t[k] = b[k] - t[k];
+    const double d = static_cast<double>(t[k]) - static_cast<double>(r[k]);
+    gap += d * d;
+  }
+  const double rr = dot(r.data(), r.data(), n, threads);
+  if (rr > 0.0) norm_a = std::max(norm_a, std::sqrt(dot(u.w.data(), u.w.data(), n, threads) / rr));
+  if (relax::detail::pipelined_gap_exceeds(std::sqrt(gap), since, norm_a, std::sqrt(dot(x, x, n, threads)), rhs_norm,
+                                           std::numeric_limits<T>::epsilon(), options.switch_gap))
+    return true;
+  if (!replace) return false;
+  r = t;
+  apply(r.data(), u.w.data());
+  apply(v.p.data(), u.s.data());
+  apply(u.s.data(), u.z.data());
+  return false;
+}
+
+//! One run of pipelined CG from x (see `cg_pipelined`). Where a checkpoint finds the gap above
+//! `CgOptions::switch_gap`, or where the recurrence gives η = δ − β γ / α_prev ≤ 0 and pᵀAp
+//! computed directly for p = r + β p_prev (v.p holds p_prev, v.q gets A p) is > 0, the
+//! recurrences have drifted and the run goes on as standard CG from x, recording the iteration in
+//! `report.switched_at`; a direct pᵀAp ≤ 0 is a breakdown established on true quantities.
 template <class T, class Apply>
 CgStatus cg_pipelined_run(Apply& apply, std::int64_t n, const T* b, T* x, const CgOptions& options,
                           const StopCriterion& stop, CgReport& report, CgVectors<T>& v, PipelinedVectors<T>& u,
                           int threads) {
   std::vector<T>&r = v.r, &p = v.p, &q = v.q, &w = u.w, &m = u.m, &z = u.z, &s = u.s, &t = u.t;
-  const std::int64_t replace = options.replace_interval > 0 ? options.replace_interval : (sizeof(T) >= 8 ? 100 : 10);
+  const std::int64_t replace = options.replace_interval > 0 ? options.replace_interval : (sizeof(T) >= 8 ? 50 : 10);
   const double replace_below = options.replace_until_for(sizeof(T)) * options.threshold(report.rhs_norm);
-  auto residual = [&] {
-    apply(x, q.data());
-    for (std::int64_t k = 0; k < n; ++k) r[k] = b[k] - q[k];
-    apply(r.data(), w.data());
+  auto switch_to_standard = [&](std::int64_t it) {
+    report.switched_at = report.iterations;
+    StopCriterion rest = stop;
+    rest.max_count = stop.max_count - it;
+    return cg_run(apply, n, b, x, options, rest, report, v, threads);
   };
-  residual();
-  double gamma_prev = 0.0, alpha_prev = 0.0;
-  bool replacing = true;  // until ‖r‖ < replace_until × threshold (see CgOptions)
+  apply(x, q.data());
+  for (std::int64_t k = 0; k < n; ++k) r[k] = b[k] - q[k];
+  apply(r.data(), w.data());
+  double gamma_prev = 0.0, alpha_prev = 0.0, norm_a = 0.0;
+  std::int64_t exact_at = 0;  // the iteration at which r was last b − A x
+  bool replacing = true;      // until ‖r‖ < replace_until × threshold (see CgOptions)
   for (std::int64_t it = 0;; ++it) {
-    if (it > 0 && it % replace == 0 && replacing) {
-      residual();
-      apply(p.data(), s.data());
-      apply(s.data(), z.data());
+    if (it > 0 && it % replace == 0) {
+      if (pipelined_checkpoint(apply, n, b, x, options, report.rhs_norm, it - exact_at, replacing, norm_a, v, u,
+                               threads))
+        return switch_to_standard(it);
+      if (replacing) exact_at = it;
     }
     const double gamma = dot(r.data(), r.data(), n, threads);
     const double delta = dot(w.data(), r.data(), n, threads);
@@ -200,10 +236,7 @@ CgStatus cg_pipelined_run(Apply& apply, std::int64_t n, const T* b, T* x, const 
       const double pq = dot(t.data(), q.data(), n, threads);
       if (!std::isfinite(pq)) return CgStatus::non_finite;
       if (pq <= 0.0) return CgStatus::breakdown;
-      report.switched_at = report.iterations;
-      StopCriterion rest = stop;
-      rest.max_count = stop.max_count - it;
-      return cg_run(apply, n, b, x, options, rest, report, v, threads);
+      return switch_to_standard(it);
     }
     const double alpha = gamma / eta;
     if (!std::isfinite(alpha)) return CgStatus::non_finite;
@@ -226,14 +259,16 @@ CgStatus cg_pipelined_run(Apply& apply, std::int64_t n, const T* b, T* x, const 
 }  // namespace detail
 
 //! Pipelined CG (Ghysels and Vanroose) from the initial guess in `x`: one fused reduction,
-//! (r, r) and (w, r), per iteration, with w = A r, s = A p and z = A s kept by recurrences and
-//! replaced by b − A x, A r, A p, A s every `replace_interval` iterations (0: 100 for double, 10
-//! for float) until ‖r‖ falls below `CgOptions::replace_until` times the stopping threshold
-//! (checked every iteration; the GPU checks at its convergence checks). Its recurrences drift on
-//! ill-conditioned matrices: where the recurrence pᵀAp is ≤ 0 it computes pᵀAp directly, reports
-//! `breakdown` only if that is ≤ 0 too, and otherwise goes on as standard CG from x (the report's
-//! `switched_at`); restarts after a `residual_gap` run standard CG as well. The host twin of
-//! `CG<Operator, Pipelined>`, with the same rules.
+//! (r, r) and (w, r), per iteration, with w = A r, s = A p and z = A s kept by recurrences. Every
+//! `replace_interval` iterations (0: 50 for double, 10 for float) a checkpoint computes b − A x:
+//! where its gap to r exceeds the bound of `CgOptions::switch_gap`, the recurrences amplify
+//! rounding so much that they delay convergence, and the solve goes on as standard CG from x
+//! (the report's `switched_at`); otherwise r, w, s, z are replaced by b − A x, A r, A p, A s
+//! until ‖r‖ falls below `CgOptions::replace_until` times the stopping threshold (checked every
+//! iteration; the GPU checks at its convergence checks), and the gap is still measured after.
+//! Where the recurrence pᵀAp is ≤ 0 it computes pᵀAp directly, reports `breakdown` only if that
+//! is ≤ 0 too, and otherwise switches to standard CG as well; restarts after a `residual_gap`
+//! run standard CG. The host twin of `CG<Operator, Pipelined>`, with the same rules.
 template <class T, class Apply>
 CgReport cg_pipelined(Apply&& apply, std::int64_t n, const T* b, T* x, const CgOptions& options, Exec exec = {}) {
   options.validate();

@@ -17,10 +17,13 @@
 //!   stopping decision on the device; the grid is sized from the occupancy of that kernel, and a
 //!   device without cooperative launch is a clear `relax::unavailable_error`;
 //! - `Pipelined` — Ghysels–Vanroose pipelined CG: one fused reduction ((r, r) and (w, r)) per
-//!   iteration, two kernels, with the residual replaced by b − A x (and w, s, z recomputed) every
-//!   `CgOptions::replace_interval` iterations so its attainable accuracy matches standard CG,
-//!   until the residual (as read at a check) is within `CgOptions::replace_until` of the
-//!   tolerance: replacing it closer to the attainable accuracy breaks the recurrences down. In
+//!   iteration, two kernels. Every `CgOptions::replace_interval` iterations a checkpoint computes
+//!   b − A x and its gap to the recurrence residual, on the device: above the bound of
+//!   `CgOptions::switch_gap` the solve goes on as standard CG (`Unfused`) from x, the report's
+//!   `switched_at` says where; below it the residual is replaced by b − A x (and w, s, z
+//!   recomputed) so its attainable accuracy matches standard CG, until the residual (as read at
+//!   a check) is within `CgOptions::replace_until` of the tolerance: replacing it closer to the
+//!   attainable accuracy breaks the recurrences down. In
 //!   float32 its recurrences drift fast: it replaces every 10 iterations, and a tolerance near
 //!   float's attainable accuracy (about 3e-5 relative on a 257² Poisson problem, where standard
 //!   CG's recurrence residual passes below the true one) ends in `breakdown`; use double there.
@@ -56,6 +59,7 @@
 #include <cmath>
 #include <cstring>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -168,7 +172,7 @@ class CG {
         s_(pipelined ? static_cast<std::size_t>(op_.size()) : 0),
         state_(fused_family ? 1 : 0),
         host_state_(fused_family ? 1 : 0),
-        partials_(pipelined ? 2 * detail::dot_blocks : 0) {
+        partials_(pipelined ? 4 * detail::dot_blocks : 0) {
     if constexpr (std::is_same_v<Variant, Persistent>) size_persistent_grid();
   }
 
@@ -277,8 +281,9 @@ class CG {
     }
   }
 
-  // Fused, Graph, Persistent, Pipelined from x until `stop` decides; Pipelined checks a
-  // recurrence pᵀAp ≤ 0 on p and A p and, where that is > 0, goes on as standard CG.
+  // Fused, Graph, Persistent, Pipelined from x until `stop` decides; Pipelined goes on as
+  // standard CG where a checkpoint found the gap above `CgOptions::switch_gap`, or where a
+  // recurrence pᵀAp ≤ 0 is > 0 when computed on p and A p.
   CgStatus run_fused_family(const T* b, T* x, const StopCriterion& stop, CgReport& report, cudaStream_t stream) {
     const double rr0 = start_residual(b, x, stream);
     report.residual_norm = std::sqrt(rr0);
@@ -290,10 +295,12 @@ class CG {
     report.residual_norm = std::sqrt(s.rr);
     if (s.status == detail::cg_breakdown) return CgStatus::breakdown;
     if (s.status == detail::cg_non_finite) return CgStatus::non_finite;
-    if (s.status == detail::cg_drift) {
-      const double pq = direct_pq(s, stream);
-      if (!std::isfinite(pq)) return CgStatus::non_finite;
-      if (pq <= 0.0) return CgStatus::breakdown;
+    if (s.status == detail::cg_drift || s.status == detail::cg_gap) {
+      if (s.status == detail::cg_drift) {
+        const double pq = direct_pq(s, stream);
+        if (!std::isfinite(pq)) return CgStatus::non_finite;
+        if (pq <= 0.0) return CgStatus::breakdown;
+      }
       report.switched_at = report.iterations;
       StopCriterion rest = stop;
       rest.max_count = stop.max_count - s.iterations;
@@ -362,8 +369,7 @@ class CG {
         } else {
           do {
             if constexpr (pipelined) {
-              if (replacing && launched > 0 && launched % replace_interval() == 0)
-                replace_residual(b, x, stream);
+              if (launched > 0 && launched % replace_interval() == 0) checkpoint(b, x, replacing, stream);
               pipelined_iteration(x, stream);
             } else {
               fused_iteration(x, launched, stream);
@@ -420,15 +426,20 @@ class CG {
 
   std::int64_t replace_interval() const {
     if (options_.replace_interval > 0) return options_.replace_interval;
-    return sizeof(T) >= 8 ? 100 : 10;
+    return sizeof(T) >= 8 ? 50 : 10;
   }
 
-  // Pipelined's residual replacement: r = b − A x, w = A r, s = A p, z = A s.
-  void replace_residual(const T* b, const T* x, cudaStream_t stream) {
+  // Pipelined's checkpoint (the reference's `pipelined_checkpoint`): the gap test on the device
+  // and, with `replace`, r = b − A x, w = A r, s = A p, z = A s. Where the test ends the run
+  // (`cg_gap`), the three products are wasted once; the host learns of it at the next check.
+  void checkpoint(const T* b, const T* x, bool replace, cudaStream_t stream) {
     const std::int64_t n = op_.size();
     op_.apply(x, q_.data(), stream);
-    detail::cg_residual<<<detail::vector_blocks(n), 256, 0, stream>>>(n, b, q_.data(), r_.data());
+    detail::cg_pipelined_checkpoint<<<detail::dot_blocks, detail::dot_block, 0, stream>>>(
+        n, b, q_.data(), r_.data(), x, w_.data(), state_.data(), partials_.data(), dots_.arrivals(),
+        static_cast<double>(std::numeric_limits<T>::epsilon()), options_.switch_gap, replace);
     RELAX_CUDA_CHECK_LAUNCH();
+    if (!replace) return;
     op_.apply(r_.data(), w_.data(), stream);
     op_.apply(p_.data(), s_.data(), stream);
     op_.apply(s_.data(), z_.data(), stream);

@@ -9,6 +9,7 @@
 //! Every reduction sums a fixed grid of `dot_blocks` blocks in block order (or, in the persistent
 //! kernel, its own fixed grid), so results are reproducible run to run.
 
+#include <relax/control/cg_report.hpp>
 #include <relax/control/stop.hpp>
 #include <relax/primitives/cg_updates.cuh>
 #include <relax/primitives/reduce.cuh>
@@ -28,6 +29,8 @@ struct CgDeviceState {
   double rr_prev = 0.0;  //!< (r, r) of the previous residual
   double pq = 0.0;       //!< (p, A p) of the current direction (Pipelined: δ = (w, r))
   double alpha_prev = 0.0;  //!< Pipelined: α of the previous iteration
+  double norm_a = 0.0;      //!< Pipelined: the largest ‖w‖ / ‖r‖ seen at a checkpoint (≤ ‖A‖)
+  long long exact_at = 0;   //!< Pipelined: the iteration at which r was last b − A x
   double rhs_norm = 0.0;    //!< ‖b‖₂, the scale of the stop criterion
   StopCriterion stop;       //!< decided on ‖r‖₂ = √rr; its cap counts the iterations of this run
   long long iterations = 0;  //!< iterations completed
@@ -258,6 +261,61 @@ __global__ void __launch_bounds__(dot_block)
   finish_sum(0.0, partials, arrivals, [st, s, alpha](double) {
     st->alpha_prev = alpha;
     st->iterations = s.iterations + 1;
+  });
+}
+
+//! `finish_sum` for four sums at once: `partials` holds 4 × gridDim.x values, the k-th sums
+//! after the (k−1)-th; `write(totals)` gets the four totals, summed in block order.
+template <class Write>
+__device__ void finish_sums4(const double (&block)[4], double* partials, unsigned* arrivals, Write write) {
+  if (threadIdx.x == 0)
+    for (unsigned k = 1; k < 4; ++k) partials[k * gridDim.x + blockIdx.x] = block[k];  // published by finish_sum
+  finish_sum(block[0], partials, arrivals, [partials, write](double first) {
+    double totals[4] = {first, 0.0, 0.0, 0.0};
+    for (unsigned k = 1; k < 4; ++k)
+      for (unsigned b = 0; b < gridDim.x; ++b) totals[k] += __ldcg(partials + k * gridDim.x + b);
+    write(totals);
+  });
+}
+
+//! Pipelined CG's checkpoint, after `ax` = A x: t = b − A x, and in one reduction ‖t − r‖²,
+//! ‖x‖², ‖w‖² and ‖r‖² (of the recurrence r); with `replace`, r = t. Then ‖A‖ ≥ ‖w‖ / ‖r‖ is
+//! kept, and where `pipelined_gap_exceeds` (`CgOptions::switch_gap`, the reference's
+//! `pipelined_checkpoint`) the status becomes `cg_gap`, which ends the run; otherwise, with
+//! `replace`, r is b − A x from this iteration on (the host then recomputes w, s, z).
+//! Launch: `dot_blocks` × `dot_block`; `partials` holds 4 × dot_blocks values.
+template <class T>
+__global__ void __launch_bounds__(dot_block)
+    cg_pipelined_checkpoint(std::int64_t n, const T* __restrict__ b, const T* __restrict__ ax, T* __restrict__ r,
+                            const T* __restrict__ x, const T* __restrict__ w, CgDeviceState* st, double* partials,
+                            unsigned* arrivals, double epsilon, double factor, bool replace) {
+  const CgDeviceState s = *st;
+  if (cg_done(s)) return;
+  double sums[4] = {0.0, 0.0, 0.0, 0.0};  // gap², xx, ww, rr
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
+    const T tk = b[k] - ax[k];
+    const double rk = static_cast<double>(r[k]), d = static_cast<double>(tk) - rk;
+    const double xk = static_cast<double>(x[k]), wk = static_cast<double>(w[k]);
+    sums[0] += d * d;
+    sums[1] += xk * xk;
+    sums[2] += wk * wk;
+    sums[3] += rk * rk;
+    if (replace) r[k] = tk;
+  }
+  double block[4];
+  for (int k = 0; k < 4; ++k) {
+    block[k] = block_sum(sums[k]);
+    __syncthreads();  // block_sum's storage is reused
+  }
+  finish_sums4(block, partials, arrivals, [st, s, epsilon, factor, replace](const double (&total)[4]) {
+    const double norm_a = total[3] > 0.0 ? fmax(s.norm_a, sqrt(total[2] / total[3])) : s.norm_a;
+    st->norm_a = norm_a;
+    if (pipelined_gap_exceeds(sqrt(total[0]), s.iterations - s.exact_at, norm_a, sqrt(total[1]), s.rhs_norm, epsilon,
+                              factor))
+      st->status = cg_gap;
+    else if (replace)
+      st->exact_at = s.iterations;
   });
 }
 
