@@ -174,6 +174,10 @@ class CG {
         host_state_(fused_family ? 1 : 0),
         partials_(pipelined ? 4 * detail::dot_blocks : 0) {
     if constexpr (std::is_same_v<Variant, Persistent>) size_persistent_grid();
+    // Every read-back copies the status word; the first one (‖b‖ at the start of a solve) comes
+    // before any kernel has written it.
+    RELAX_CUDA_CHECK(cudaMemsetAsync(status_.data(), 0, sizeof(int), stream_.get()));
+    stream_.synchronize();
   }
 
   //! Blocks of the persistent kernel's grid (0 for the other variants).
