@@ -20,7 +20,7 @@
 #include <relax/reference/cg.hpp>
 #include <relax/solver/cg.cuh>
 #include <relax/sparse/device_csr.cuh>
-#include <relax/stencil/poisson5.cuh>
+#include <relax/stencil/operator.cuh>
 
 #include <cublas_v2.h>
 #include <cusparse.h>

@@ -10,7 +10,7 @@
 // and sweep. Kernels launched to set up the data (fills, copies) match no case.
 #include <relax/solver/cg.cuh>
 #include <relax/solver/solver.cuh>
-#include <relax/stencil/poisson5.cuh>
+#include <relax/stencil/operator.cuh>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 

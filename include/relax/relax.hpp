@@ -21,7 +21,8 @@
 #include <relax/reference/tiled.hpp>
 #include <relax/sparse/csr.hpp>
 #include <relax/sparse/matrix_market.hpp>
-#include <relax/stencil/poisson5.hpp>
+#include <relax/stencil/operator.hpp>
+#include <relax/stencil/poisson.hpp>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 #include <relax/stencil/traits.hpp>
@@ -43,7 +44,7 @@
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
 #include <relax/sparse/device_csr.cuh>
-#include <relax/stencil/poisson5.cuh>
+#include <relax/stencil/operator.cuh>
 #include <relax/strategy/adaptive.cuh>
 #include <relax/strategy/auto.cuh>
 #include <relax/strategy/column_stream.cuh>

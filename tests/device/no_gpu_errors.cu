@@ -4,7 +4,7 @@
 #include <relax/core/device.hpp>
 #include <relax/solver/cg.cuh>
 #include <relax/sparse/device_csr.cuh>
-#include <relax/stencil/poisson5.cuh>
+#include <relax/stencil/operator.cuh>
 
 #include <cstdio>
 #include <string>

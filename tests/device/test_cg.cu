@@ -5,11 +5,13 @@
 
 #include "vectors.hpp"
 
+#include <relax/core/buffer.hpp>
 #include <relax/reference/cg.hpp>
 #include <relax/solver/cg.cuh>
 #include <relax/sparse/device_csr.cuh>
 #include <relax/sparse/matrix_market.hpp>
-#include <relax/stencil/poisson5.cuh>
+#include <relax/stencil/stencil5.hpp>
+#include <relax/stencil/operator.cuh>
 
 #include <cmath>
 #include <cstring>
@@ -138,4 +140,51 @@ TEST_CASE("CG on the GPU is reproducible and rejects bad operands", "[cg]") {
   std::istringstream in("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 1\n2 1 2\n");
   CHECK_THROWS_WITH(relax::CsrOperator<double>(relax::read_matrix_market<double>(in)),
                     Catch::Contains("invalid A"));
+}
+
+TEST_CASE("any SPD stencil is a CG operator: Stencil5, Poisson7, on GPU and host alike",
+          "[cg][stencil_operator][sanitize]") {
+  relax::CgOptions opt;
+  opt.rel_tol = 1e-10;
+  // The operator's product equals the host twin's bit for bit.
+  const relax::Extents box(37, 23);
+  const relax::Stencil5<double> stencil(2.5);
+  const ref::StencilMatrix<relax::Stencil5<double>> host_op(stencil, box);
+  const relax::StencilOperator<relax::Stencil5<double>> device_op(stencil, box);
+  const auto p = random_vector<double>(host_op.size(), 21);
+  std::vector<double> want(p.size()), got(p.size());
+  host_op.apply(p.data(), want.data());
+  {
+    relax::DeviceBuffer<double> dp(p.size()), dq(p.size());
+    RELAX_CUDA_CHECK(cudaMemcpy(dp.data(), p.data(), dp.bytes(), cudaMemcpyHostToDevice));
+    device_op.apply(dp.data(), dq.data(), nullptr);
+    RELAX_CUDA_CHECK(cudaMemcpy(got.data(), dq.data(), dq.bytes(), cudaMemcpyDeviceToHost));
+  }
+  CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(double)) == 0);
+  // CG on it, unfused and fused, against the reference.
+  const auto b = random_vector<double>(host_op.size(), 22);
+  std::vector<double> x(b.size(), 0.0), xf(b.size(), 0.0), xr(b.size(), 0.0);
+  const auto r = ref::cg(host_op, b, xr, opt);
+  relax::CG<relax::StencilOperator<relax::Stencil5<double>>> cg(device_op, opt);
+  relax::CG<relax::StencilOperator<relax::Stencil5<double>>, relax::Fused> fused(device_op, opt);
+  const auto u = cg.solve(b, x);
+  const auto f = fused.solve(b, xf);
+  INFO("reference " << r.iterations << ", unfused " << u.iterations << ", fused " << f.iterations);
+  CHECK(r.converged());
+  CHECK(u.converged());
+  CHECK(f.converged());
+  CHECK(std::abs(u.iterations - r.iterations) <= 2);
+  CHECK(std::abs(f.iterations - r.iterations) <= 2);
+  CHECK(relative_error(x, xr) <= 1e-8);
+  CHECK(relative_error(xf, xr) <= 1e-8);
+  // The 3D Poisson operator: a known solution.
+  const std::int64_t n = 17;
+  const ref::StencilMatrix<relax::Poisson7<double>> host7(relax::Poisson7<double>{}, relax::Extents(n, n, n));
+  const auto exact = random_vector<double>(host7.size(), 23);
+  std::vector<double> b7(exact.size()), x7(exact.size(), 0.0);
+  host7.apply(exact.data(), b7.data());
+  relax::CG<relax::Poisson7Operator<double>, relax::Graph> cg7(relax::Poisson7Operator<double>(n), opt);
+  const auto s7 = cg7.solve(b7, x7);
+  CHECK(s7.converged());
+  CHECK(relative_error(x7, exact) <= 1e-10 * 6.0 * n * n);
 }

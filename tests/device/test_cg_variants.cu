@@ -13,7 +13,7 @@
 #include <relax/solver/cg.cuh>
 #include <relax/sparse/device_csr.cuh>
 #include <relax/sparse/matrix_market.hpp>
-#include <relax/stencil/poisson5.cuh>
+#include <relax/stencil/operator.cuh>
 
 #include <algorithm>
 #include <cmath>

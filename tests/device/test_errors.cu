@@ -15,7 +15,7 @@
 #include <relax/solver/cg.cuh>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
-#include <relax/stencil/poisson5.cuh>
+#include <relax/stencil/operator.cuh>
 #include <relax/strategy/sync.cuh>
 
 #include <cmath>

@@ -9,6 +9,7 @@
 
 #include <relax/reference/cg.hpp>
 #include <relax/sparse/matrix_market.hpp>
+#include <relax/stencil/stencil5.hpp>
 
 #include <cmath>
 #include <limits>
@@ -246,4 +247,38 @@ TEST_CASE("a recurrence that converged with the true residual above the toleranc
   CHECK(closed.restarts >= 1);
   CHECK(closed.iterations > gap.iterations);
   CHECK(relax::testing::true_residual(a, b, y) < 1e-11);
+}
+
+TEST_CASE("the Poisson stencils' rows: 4c minus the neighbours inside the box, zero outside", "[cg][reference][stencil_operator]") {
+  // p = 1 at every unknown of a 3 x 2 box: A p = 4 − (neighbours inside).
+  const ref::StencilMatrix<relax::Poisson5<double>> a(relax::Poisson5<double>{}, relax::Extents(3, 2));
+  const std::vector<double> p(6, 1.0);
+  std::vector<double> q(6);
+  a.apply(p.data(), q.data());
+  CHECK(q == std::vector<double>{2, 1, 2, 2, 1, 2});
+  // 3D: a corner of a 2 x 2 x 2 cube has three neighbours inside.
+  const ref::StencilMatrix<relax::Poisson7<double>> c(relax::Poisson7<double>{}, relax::Extents(2, 2, 2));
+  const std::vector<double> ones(8, 1.0);
+  std::vector<double> out(8);
+  c.apply(ones.data(), out.data());
+  for (double v : out) CHECK(v == 3.0);
+  CHECK_THROWS_AS(relax::stencil_rows(relax::Poisson7<double>{}, relax::Extents(4, 4)), relax::invalid_argument);
+}
+
+TEST_CASE("a Jacobi stencil serves as CG's operator on the host", "[cg][reference][stencil_operator]") {
+  // Stencil5's A = (1 + 4r) I − r (N + S + E + W) is SPD: CG solves it, and the solution's Jacobi
+  // residual (the stencil's own) is small.
+  const relax::Stencil5<double> s(10.0);
+  const relax::Extents box(40, 30);
+  const ref::StencilMatrix<relax::Stencil5<double>> a(s, box);
+  std::vector<double> b(a.size(), 1.0), x(a.size(), 0.0);
+  relax::CgOptions opt;
+  opt.rel_tol = 1e-12;
+  const auto rep = ref::cg(a, b, x, opt);
+  CHECK(rep.converged());
+  std::vector<double> ax(a.size());
+  a.apply(x.data(), ax.data());
+  double worst = 0;
+  for (std::size_t k = 0; k < ax.size(); ++k) worst = std::max(worst, std::abs(ax[k] - b[k]));
+  CHECK(worst <= 1e-10);
 }

@@ -3,7 +3,7 @@
 //! The reference backend's Conjugate Gradient, serial and OpenMP: the oracle of the GPU variants
 //! and the CPU baseline of their benchmarks. Works on any symmetric positive definite operator
 //! given as `apply(p, q)` (q = A p), on a `Csr<T>`, and on the matrix-free 5-point Poisson
-//! operator `Poisson5`. With OpenMP the dot products sum in another order than serially, so the
+//! operator `Poisson5` (any stencil's `StencilMatrix`). With OpenMP the dot products sum in another order than serially, so the
 //! two agree to rounding, not bit for bit.
 
 #include <relax/control/stop.hpp>
@@ -11,7 +11,8 @@
 #include <relax/core/error.hpp>
 #include <relax/reference/jacobi.hpp>
 #include <relax/sparse/csr.hpp>
-#include <relax/stencil/poisson5.hpp>
+#include <relax/stencil/operator.hpp>
+#include <relax/stencil/poisson.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -22,22 +23,31 @@
 
 namespace relax::reference {
 
-//! The 5-point Poisson operator on n × n unknowns (row-major) with zero Dirichlet boundary, in
-//! the arithmetic of `relax::poisson5_at`, so it equals the GPU operator bit for bit.
-template <class T>
-struct Poisson5 {
-  std::int64_t n = 0;
+//! A stencil's matrix on the unknowns of a box (`relax::StencilRows`): the host twin of
+//! `relax::StencilOperator`, with the same rows, so it equals the GPU operator bit for bit.
+template <class S>
+struct StencilMatrix {
+  using value_type = typename S::value_type;
+  StencilRows<S> rows;
 
-  explicit Poisson5(std::int64_t side) : n(side) {
-    relax::detail::require(side >= 1, "n", side, "at least 1 unknown per side");
-  }
-  std::int64_t size() const { return n * n; }
-  void apply(const T* p, T* q, Exec exec = {}) const {
+  StencilMatrix(const S& s, const Extents& e) : rows(stencil_rows(s, e)) {}
+  std::int64_t size() const { return rows.size(); }
+  void apply(const value_type* p, value_type* q, Exec exec = {}) const {
     const int threads = exec.resolved_threads();
+    const std::int64_t lines = rows.ny * rows.nz;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t j = 0; j < n; ++j) q[i * n + j] = poisson5_at(p, n, i, j);
+    for (std::int64_t t = 0; t < lines; ++t)
+      for (std::int64_t x = 0; x < rows.nx; ++x)
+        q[t * rows.nx + x] = rows.row_at(x, t % rows.ny, t / rows.ny, ArrayLoad<value_type>{p});
   }
+};
+
+//! The 5-point Poisson operator on n × n unknowns (row-major) with zero Dirichlet boundary.
+template <class T>
+struct Poisson5 : StencilMatrix<relax::Poisson5<T>> {
+  std::int64_t n = 0;
+  explicit Poisson5(std::int64_t side)
+      : StencilMatrix<relax::Poisson5<T>>({}, Extents(relax::detail::checked_side(side), side)), n(side) {}
 };
 
 namespace detail {
@@ -322,12 +332,12 @@ CgReport cg_pipelined(const Csr<T>& a, const std::vector<T>& b, std::vector<T>& 
   return cg_pipelined<T>(detail::csr_apply(a, b, x, exec, symmetry), a.rows, b.data(), x.data(), options, exec);
 }
 
-//! CG on the matrix-free Poisson operator.
-template <class T>
-CgReport cg(const Poisson5<T>& a, const std::vector<T>& b, std::vector<T>& x, const CgOptions& options,
+//! CG on a stencil's matrix (the Poisson operators, or any symmetric positive definite stencil).
+template <class S, class T = typename S::value_type>
+CgReport cg(const StencilMatrix<S>& a, const std::vector<T>& b, std::vector<T>& x, const CgOptions& options,
             Exec exec = {}) {
-  relax::detail::require(static_cast<std::int64_t>(b.size()) == a.size(), "b", b.size(), "n * n values");
-  relax::detail::require(static_cast<std::int64_t>(x.size()) == a.size(), "x", x.size(), "n * n values");
+  relax::detail::require(static_cast<std::int64_t>(b.size()) == a.size(), "b", b.size(), "one value per unknown");
+  relax::detail::require(static_cast<std::int64_t>(x.size()) == a.size(), "x", x.size(), "one value per unknown");
   return cg<T>([&](const T* p, T* q) { a.apply(p, q, exec); }, a.size(), b.data(), x.data(), options,
                exec);
 }

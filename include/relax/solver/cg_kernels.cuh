@@ -14,7 +14,7 @@
 #include <relax/primitives/cg_updates.cuh>
 #include <relax/primitives/reduce.cuh>
 #include <relax/core/arith.hpp>
-#include <relax/stencil/poisson5.hpp>
+#include <relax/stencil/operator.hpp>
 
 #include <cooperative_groups.h>
 #include <cub/block/block_reduce.cuh>
