@@ -12,14 +12,22 @@
 namespace relax::testing {
 
 inline const std::vector<std::string>& real_spd_matrices() {
-  static const std::vector<std::string> names = {"bcsstk01", "bcsstk03", "nos4",    "nos3",
-                                                 "gr_30_30", "662_bus",  "1138_bus", "plat362"};
+  static const std::vector<std::string> names = {"bcsstk01", "bcsstk03", "nos4",     "nos3",    "gr_30_30",
+                                                 "662_bus",  "1138_bus", "plat362", "bcsstk14", "nos7"};
   return names;
 }
 
 // Reads tests/data/suitesparse/<name>.mtx from `data_dir`.
 inline relax::Csr<double> read_real_matrix(const std::string& data_dir, const std::string& name) {
   return relax::read_matrix_market<double>(data_dir + "/suitesparse/" + name + ".mtx");
+}
+
+// Converged, or stopped honestly: the recurrence met 1e-8 and the report says the true residual did
+// not, which stays within 10 times the tolerance (nos7, condition 2.4e9: standard CG ends at 3.4e-8
+// after its restarts).
+inline bool converged_or_honest_gap(const relax::CgReport& r) {
+  return r.converged() ||
+         (r.status == relax::CgStatus::residual_gap && r.relative_true_residual() < 10 * 1e-8);
 }
 
 // b = A·1.

@@ -16,17 +16,16 @@
 namespace relax {
 
 namespace detail {
-//! q = A p: threads along x, blocks walk the rows (y, z) of the box.
+//! q = A p: threads along x, blocks walk the rows (y) and planes (z) of the box, with no integer
+//! division (a 64-bit division per row cost 10% of Unfused CG's iteration at 4096², H200).
 template <class S, class T>
 __global__ void stencil_apply_kernel(StencilRows<S> a, const T* __restrict__ p, T* __restrict__ q) {
   const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (x >= a.nx) return;
-  const std::int64_t rows = a.ny * a.nz;
-  for (std::int64_t t = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; t < rows;
-       t += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
-    const std::int64_t y = t % a.ny, z = t / a.ny;
-    q[t * a.nx + x] = a.row_at(x, y, z, ArrayLoad<T>{p});
-  }
+  for (std::int64_t z = blockIdx.z; z < a.nz; z += gridDim.z)
+    for (std::int64_t y = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; y < a.ny;
+         y += static_cast<std::int64_t>(gridDim.y) * blockDim.y)
+      q[(z * a.ny + y) * a.nx + x] = a.row_at(x, y, z, ArrayLoad<T>{p});
 }
 }  // namespace detail
 
@@ -46,9 +45,9 @@ class StencilOperator {
   //! q = A p on `stream`.
   void apply(const value_type* p, value_type* q, cudaStream_t stream) const {
     const dim3 block(32, 8);
-    const std::int64_t rows = rows_.ny * rows_.nz;
     const dim3 grid(static_cast<unsigned>(detail::tile_count(rows_.nx, block.x)),
-                    static_cast<unsigned>(std::min<std::int64_t>(detail::tile_count(rows, block.y), 65535)));
+                    static_cast<unsigned>(std::min<std::int64_t>(detail::tile_count(rows_.ny, block.y), 65535)),
+                    static_cast<unsigned>(std::min<std::int64_t>(rows_.nz, 65535)));
     detail::stencil_apply_kernel<<<grid, block, 0, stream>>>(rows_, p, q);
     RELAX_CUDA_CHECK_LAUNCH();
   }

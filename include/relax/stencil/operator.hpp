@@ -54,9 +54,16 @@ struct StencilRows {
   }
 
   //! (A v)_k, with v read through `load` (the interface of the fused CG kernels).
+  //! In 2D one division splits k (the fused kernels call this once per unknown and iteration).
   template <class Load>
   RELAX_HOST_DEVICE value_type row(std::int64_t k, const Load& load) const {
-    return row_at(k % nx, k / nx % ny, k / (nx * ny), load);
+    if constexpr (S::rank == 2) {
+      const std::int64_t y = k / nx;
+      return row_at(k - y * nx, y, 0, load);
+    } else {
+      const std::int64_t plane = nx * ny, z = k / plane, rest = k - z * plane, y = rest / nx;
+      return row_at(rest - y * nx, y, z, load);
+    }
   }
 };
 
