@@ -55,10 +55,11 @@ struct Extents {
   }
 
   //! \throws relax::invalid_argument naming `what` unless rank is 2 or 3 and every extent ≥ 1.
+  //! The message is built only on failure: solvers validate boxes in every batch.
   void validate(const char* what = "extents") const {
     detail::require(rank == 2 || rank == 3, what, rank, "rank 2 or 3");
-    detail::require(nx >= 1 && ny >= 1 && nz >= 1 && (rank == 3 || nz == 1), what, to_text(),
-                    "at least 1 interior point along every axis");
+    if (!(nx >= 1 && ny >= 1 && nz >= 1 && (rank == 3 || nz == 1)))
+      throw invalid_argument(what, to_text(), "at least 1 interior point along every axis");
   }
 
   friend bool operator==(const Extents& a, const Extents& b) {
@@ -191,6 +192,13 @@ class HostGrid {
 };
 
 namespace detail {
+//! Throws unless grid `what` is of rank `rank` (the stencil's). Cheap when it is: called per batch.
+inline void require_rank(const GridLayout& got, int rank, const char* what) {
+  if (got.rank() != rank)
+    throw invalid_argument(what, "a grid of " + got.extents.to_text() + " points",
+                           rank == 3 ? "a 3D grid (the stencil's rank)" : "a 2D grid (the stencil's rank)");
+}
+
 //! Throws unless grid `what` has layout `expected` (same extents, ring and padding).
 inline void require_layout(const GridLayout& got, const GridLayout& expected, const char* what) {
   if (got != expected)

@@ -59,8 +59,7 @@ void for_each_row(const relax::detail::Shape& g, Exec exec, Row&& row) {
 template <class S, class T>
 void require_system(const HostGrid<T>& u, const HostGrid<T>& b, const char* what_b) {
   relax::detail::require_layout(b.layout(), u.layout(), what_b);
-  relax::detail::require(u.layout().rank() == S::rank, "u", u.extents().to_text(),
-                         "a grid of the stencil's rank");
+  relax::detail::require_rank(u.layout(), S::rank, "u");
 }
 
 //! The address of point (0, 0[, 0]) of a host grid, what `Shape` offsets count from.

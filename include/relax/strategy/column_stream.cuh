@@ -105,7 +105,7 @@ struct Sweeper<TemporalBlock<D, ColumnStream>> {
     detail::require(depth >= 1 && depth <= 8, "D", depth, "a depth from 1 to 8");
     detail::require_layout(scratch.layout(), u.layout(), "scratch");
     detail::require_layout(b.layout(), u.layout(), "b");
-    detail::require(u.layout().rank() == 2, "u", u.extents().to_text(), "a 2D grid");
+    detail::require_rank(u.layout(), 2, "u");
     detail::for_each_launch(batch.sweeps, depth, [&](int d) {
       detail::launch_column_stream(d, s, u, scratch, b, stream);
       u.swap(scratch);

@@ -50,7 +50,7 @@ struct Sweeper<SyncTile<BlockX, BlockY, Rows>> {
     static_assert(S::radius == 1, "relax::Sweeper<Sync>: only radius-1 stencils are supported");
     detail::require_layout(scratch.layout(), u.layout(), "scratch");
     detail::require_layout(b.layout(), u.layout(), "b");
-    detail::require(u.layout().rank() == S::rank, "u", u.extents().to_text(), "a grid of the stencil's rank");
+    detail::require_rank(u.layout(), S::rank, "u");
     if constexpr (Rows == dynamic) {
       if (deep_rows_fill_device<S::rank, T>(detail::shape_of(u.layout())))
         launch<tuning::sync_deep_rows>(s, u, scratch, b, batch.sweeps, stream);
