@@ -110,7 +110,8 @@ def markdown(rows, runs, f, context):
            "Figures named in issues are in `h200/summary.json`. Also generated here: "
            "`experiment.md` and the plots beside it (the time-to-solution matrix, "
            "`benchmarks/experiment_report.py` from `h200/experiment.csv`) and `cg.md` (CG, "
-           "`benchmarks/cg_report.py` from `h200/bench_cg.json`).", "",
+           "`benchmarks/cg_report.py` from `h200/bench_cg.json`) and `profile.md` (DRAM bytes per point and "
+           "sweep of each kernel, `benchmarks/profile_report.py` from `h200/profile_ncu.csv`).", "",
            "## Memory ceilings (same run)", "", "| measurement | GB/s |", "|---|---|"]
     for name, row in sorted(rows.items()):
         if name.startswith(("copy/", "read/")):

@@ -10,6 +10,7 @@
 #include <relax/control/stop.hpp>
 #include <relax/core/arith.hpp>
 #include <relax/control/cg_report.hpp>
+#include <relax/control/controller.hpp>
 #include <relax/core/error.hpp>
 #include <relax/core/family.hpp>
 #include <relax/control/report.hpp>

@@ -13,6 +13,7 @@
 #include <relax/stencil/traits.hpp>
 #include <relax/strategy/tiled.hpp>
 #include <relax/strategy/traits.hpp>
+#include <relax/strategy/tuning.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -22,10 +23,8 @@ namespace relax {
 
 namespace detail {
 
-inline constexpr int stream_warps_per_block = 4;
-//! Segments are sized so a launch has about this many warps (31 per SM on an H200): enough to
-//! hide latency, few enough that the D warm-up rows of each segment stay a small overhead.
-inline constexpr std::int64_t stream_target_warps = 4096;
+using tuning::stream_target_warps;
+using tuning::stream_warps_per_block;
 
 template <int D, class S, class T>
 __global__ void __launch_bounds__(32 * stream_warps_per_block)

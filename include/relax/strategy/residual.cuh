@@ -10,18 +10,18 @@
 #include <relax/domain/shape.hpp>
 #include <relax/primitives/max_norm.cuh>
 #include <relax/stencil/traits.hpp>
+#include <relax/strategy/tuning.hpp>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace relax {
 
 namespace detail {
 
-//! Block shape of the residual kernels: the access pattern of the Sync sweep with the row depth
-//! that measured fastest for it out of L2 (`relax::tuning`); not tuned separately.
-inline constexpr int residual_block_x = 32;
-inline constexpr int residual_block_y = 8;
-inline constexpr int residual_rows = 4;
+using tuning::residual_block_x;
+using tuning::residual_block_y;
+using tuning::residual_rows;
 
 //! max over the interior of |s.residual(u, at, b)|, folded into `*target`.
 template <class S, class T>

@@ -13,4 +13,17 @@ namespace relax::tuning {
 inline constexpr int sync_deep_rows = 4;
 inline constexpr int sync_min_blocks_per_sm = 8;
 
+//! `TemporalBlock<D, ColumnStream>`: warps per block (adjacent strips of one segment, so a block's
+//! row loads form one contiguous run: +34% at 16384², bench_stream_v2.json against _v1), and the
+//! warps a launch aims at when it sizes row segments (31 per SM on an H200: enough to hide latency,
+//! few enough that the D warm-up rows of each segment stay a small overhead).
+inline constexpr int stream_warps_per_block = 4;
+inline constexpr long long stream_target_warps = 4096;
+
+//! The residual norm's block shape: the access pattern of the Sync sweep with the row depth that
+//! measured fastest for it out of L2 (above); not tuned separately.
+inline constexpr int residual_block_x = 32;
+inline constexpr int residual_block_y = 8;
+inline constexpr int residual_rows = 4;
+
 }  // namespace relax::tuning
