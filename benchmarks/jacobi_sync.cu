@@ -224,8 +224,15 @@ const int registered = [] {
   register_sweep<relax::TemporalBlock<4, relax::Tile<32, 8, 4>>, S3>("tiled3d_sweep", "TemporalBlock4_32x8x4", {256, 512});
   register_sweep<relax::TemporalBlock<2, relax::Tile<32, 8, 8>>, S3>("tiled3d_sweep", "TemporalBlock2_32x8x8", {256, 512});
   register_sweep<relax::BlockAsync<4, relax::Tile<32, 8, 4>>, S3>("tiled3d_sweep", "BlockAsync4_32x8x4", {256, 512});
+  // Exact temporal blocking streaming (x, y) tiles down z (the plane queue).
+  register_sweep<relax::TemporalBlock<1, relax::ColumnStream>, S3>("tiled3d_sweep", "TemporalBlock1_stream", {256, 512});
+  register_sweep<relax::TemporalBlock<2, relax::ColumnStream>, S3>("tiled3d_sweep", "TemporalBlock2_stream", {256, 512});
+  register_sweep<relax::TemporalBlock<3, relax::ColumnStream>, S3>("tiled3d_sweep", "TemporalBlock3_stream", {512});
+  register_sweep<relax::TemporalBlock<4, relax::ColumnStream>, S3>("tiled3d_sweep", "TemporalBlock4_stream", {256, 512});
+  register_sweep<relax::TemporalBlock<5, relax::ColumnStream>, S3>("tiled3d_sweep", "TemporalBlock5_stream", {512});
   register_solve<relax::Sync, S3>("Sync", 256, 10);
   register_solve<relax::TemporalBlock<2, relax::Tile<32, 8, 4>>, S3>("TemporalBlock2_32x8x4", 256, 10);
+  register_solve<relax::TemporalBlock<4, relax::ColumnStream>, S3>("TemporalBlock4_stream", 256, 10);
   for (std::int64_t n : {1024, 4096})
     for (std::int64_t threads : {1, 0})
       benchmark::RegisterBenchmark(("reference_sweep/threads:" + std::string(threads ? "1" : "all") +

@@ -80,6 +80,8 @@ int main(int argc, char** argv) {
   cases.push_back(launch_once<S3, relax::Sync>("sync3d_N512", "sync_sweep_kernel", 512, 1, 12));
   cases.push_back(launch_once<S3, relax::TemporalBlock<2, relax::Tile<32, 8, 4>>>(
       "temporal3d2_tile32x8x4_N512", "tiled_sweeps_kernel", 512, 2, 12.0 / 2));
+  cases.push_back(launch_once<S3, relax::TemporalBlock<4, relax::ColumnStream>>(
+      "temporal3d4_stream_N512", "plane_stream_kernel", 512, 4, 12.0 / 4));
   // One CG iteration of each kernel of Unfused, float64, on 4096² unknowns (the operator reads p
   // and writes A p: 16 B per unknown; the other kernels are BLAS-1 updates and dot products).
   {

@@ -20,11 +20,7 @@ using Bad = relax::TemporalBlock<0>;
 #elif CASE == 5
 using Bad = relax::TemporalBlock<16, relax::Tile<32, 8>>;  // halo wider than the tile
 #elif CASE == 6
-// The register-streaming kernel is 2D; 3D exact temporal blocking takes tiles.
-void sweep(const relax::Stencil7<float>& s, relax::DeviceGrid<float>& u) {
-  relax::Sweeper<relax::TemporalBlock<4, relax::ColumnStream>>::run(s, u, u, u, {4}, nullptr);
-}
-using Bad = int;
+using Bad = relax::TemporalBlock<9, relax::ColumnStream>;  // the streaming kernels run D = 1..8
 #elif CASE == 7
 using Bad = relax::Solver<relax::Stencil5<float>, relax::Adaptive, relax::Ladder>;  // Ladder picks no family
 #endif

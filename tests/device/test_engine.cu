@@ -88,6 +88,8 @@ TEST_CASE("TemporalBlock is exact on rectangular and 3D boxes; BlockAsync matche
     }
   for (const Extents& e : boxes_3d)
     for (int d : {1, 2, 3, 4}) {
+      check_sweeps<relax::TemporalBlock<relax::dynamic, relax::ColumnStream>>(relax::Stencil7<float>(10.0), e,
+                                                                              {2 * d + 1, d});
       check_sweeps<relax::TemporalBlock<relax::dynamic, relax::Tile<32, 8, 4>>>(relax::Stencil7<float>(10.0), e,
                                                                                 {2 * d + 1, d});
       check_sweeps<relax::TemporalBlock<relax::dynamic, relax::Tile<32, 4, 3>>>(relax::Stencil7<float>(1.0), e,
@@ -109,6 +111,44 @@ TEST_CASE("a stencil with a coefficient field read by global index runs under ev
   check_sweeps<relax::TemporalBlock<8, relax::ColumnStream>>(host, device, e, {17});
   check_sweeps<relax::BlockAsync<4>>(host, device, e, {9}, ref::TiledSchedule{32, 8, 4, false});
   check_sweeps<relax::Auto>(host, device, e, {6});  // in L2: Auto's tree picks an exact strategy
+}
+
+TEST_CASE("a 3D stencil with a coefficient field read by global index runs under every strategy",
+          "[engine][user_stencil][3d][sanitize]") {
+  const Extents e(61, 29, 23);
+  const std::vector<float> field = relax::testing::variable_couplings(e.nx, e.ny, e.nz);
+  relax::DeviceBuffer<float> device_field(field.size());
+  RELAX_CUDA_CHECK(cudaMemcpy(device_field.data(), field.data(), device_field.bytes(), cudaMemcpyHostToDevice));
+  const relax::testing::VariableDiffusion7 host{field.data(), e.nx, e.ny}, device{device_field.data(), e.nx, e.ny};
+  check_sweeps<relax::Sync>(host, device, e, {5});
+  check_sweeps<relax::TemporalBlock<4, relax::Tile<32, 8, 4>>>(host, device, e, {9});
+  check_sweeps<relax::TemporalBlock<4, relax::ColumnStream>>(host, device, e, {9});
+  check_sweeps<relax::TemporalBlock<5, relax::ColumnStream>>(host, device, e, {11});
+  check_sweeps<relax::BlockAsync<4, relax::Tile<32, 8, 4>>>(host, device, e, {9},
+                                                            ref::TiledSchedule{32, 8, 4, false, 4});
+  check_sweeps<relax::Auto>(host, device, e, {6});
+}
+
+TEST_CASE("the 3D stream is exact at every depth, on boxes with partial tiles on every axis",
+          "[engine][tiled][3d]") {
+  // 24 - 2D stored rows and 128 - 2 ceil4(D) stored columns per tile, plane segments sized at
+  // launch; the deepest D is what the plane queue's shared memory allows (5 on an H200).
+  using Stream = relax::TemporalBlock<relax::dynamic, relax::ColumnStream>;
+  const int deepest = relax::Sweeper<Stream>::deepest_depth<relax::Stencil7<float>, float>();
+  REQUIRE(deepest >= 4);
+  for (const Extents& e : {Extents(250, 45, 70), Extents(121, 17, 3), Extents(7, 130, 11), Extents(240, 16, 9)})
+    for (int d = 1; d <= deepest; ++d)
+      check_sweeps<Stream>(relax::Stencil7<float>(3.0), e, {2 * d + 3, d});
+  check_sweeps<Stream>(relax::Stencil7<double>(3.0), Extents(70, 33, 21), {7, 3});
+  if (deepest < 8) {
+    const Extents e(40, 30, 20);
+    HostGrid<float> u(e);
+    relax::Stream stream;
+    DeviceGrid<float> du = relax::to_device(u, stream), scratch = relax::to_device(u, stream);
+    CHECK_THROWS_WITH(relax::Sweeper<Stream>::run(relax::Stencil7<float>(1.0), du, scratch, du,
+                                                  relax::Batch{deepest + 1, deepest + 1}, stream),
+                      Catch::Contains("plane queue fits in shared memory"));
+  }
 }
 
 namespace {
@@ -141,6 +181,8 @@ TEST_CASE("the 3D diffusion problem: the GPU solver equals the reference step fo
     REQUIRE(want.converged());
     relax::testing::check_same_run(gpu_run_3d<relax::Sync>(p, sync_u), sync_u, want, want_u);
     relax::testing::check_same_run(gpu_run_3d<relax::TemporalBlock<4, relax::Tile<32, 8, 4>>>(p, temporal_u),
+                                   temporal_u, want, want_u);
+    relax::testing::check_same_run(gpu_run_3d<relax::TemporalBlock<4, relax::ColumnStream>>(p, temporal_u),
                                    temporal_u, want, want_u);
     relax::testing::check_same_run(gpu_run_3d<relax::Auto>(p, auto_u), auto_u, want, want_u);
     HostGrid<float> async_want_u;

@@ -1,6 +1,7 @@
 #pragma once
 //! \file
-//! The warp-level worker of `TemporalBlock<D, ColumnStream>` in 2D: exact temporal blocking that
+//! The warp-level worker of `TemporalBlock<D, ColumnStream>` in 2D (3D: `plane_stream.cuh`): exact
+//! temporal blocking that
 //! streams a strip of columns down a segment of rows through registers.
 //!
 //! A warp owns a strip of 32·W columns (W = 16 bytes of points per lane) loaded with a halo of D
@@ -21,9 +22,10 @@
 
 namespace relax::detail {
 
-//! A lane's points of one row at one level.
+//! A lane's points of one row at one level (16-byte aligned: the 3D stream keeps them in shared
+//! memory too).
 template <class T>
-struct Lane {
+struct alignas(16) Lane {
   static constexpr int width = 16 / static_cast<int>(sizeof(T));
   T v[width];
 };

@@ -76,6 +76,13 @@ int cached_device_attribute() {
 //! The SM count of the current device (remembered per device).
 inline int current_sm_count() { return detail::cached_device_attribute<cudaDevAttrMultiProcessorCount>(); }
 
+namespace detail {
+//! The shared memory a block may take on the current device (the opt-in limit, remembered).
+inline std::size_t shared_bytes_limit() {
+  return static_cast<std::size_t>(cached_device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>());
+}
+}  // namespace detail
+
 //! The L2 cache size of the current device in bytes (remembered per device).
 inline std::size_t current_l2_bytes() {
   return static_cast<std::size_t>(detail::cached_device_attribute<cudaDevAttrL2CacheSize>());

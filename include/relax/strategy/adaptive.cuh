@@ -13,11 +13,10 @@ namespace relax {
 
 template <>
 struct Sweeper<Adaptive> {
-  //! The exact family: streaming through registers in 2D, shared-memory tiles in 3D (whose
-  //! deepest D, the tile's shorter side, is 8 like the streaming kernel's).
+  //! The exact family: the streaming kernels, 2D and 3D (`TemporalBlock<D, ColumnStream>`; in 3D
+  //! its deepest D is what the plane queue's shared memory allows).
   template <int Rank>
-  using Exact = Sweeper<std::conditional_t<Rank == 2, TemporalBlock<dynamic, ColumnStream>,
-                                           TemporalBlock<dynamic, Tile<32, 8, 4>>>>;
+  using Exact = Sweeper<TemporalBlock<dynamic, ColumnStream>>;
   using Async = Sweeper<BlockAsync<dynamic>>;
 
   //! Loads the kernels of both families (see the ColumnStream sweeper).
@@ -30,8 +29,7 @@ struct Sweeper<Adaptive> {
   //! The deepest D of the exact family for stencil `S` on the current device.
   template <class S, class T>
   static int deepest_depth() {
-    if constexpr (S::rank == 2) return Adaptive::max_depth;
-    else return Exact<S::rank>::template deepest_depth<S, T>();
+    return Exact<S::rank>::template deepest_depth<S, T>();
   }
 
   //! `batch.sweeps` sweeps of `batch.family` at `batch.depth`.

@@ -18,7 +18,7 @@ namespace relax {
 struct Adaptive {
   static constexpr int depth = dynamic;  //!< chosen at run time, with the family
   static constexpr bool exact = false;   //!< asynchronous batches are not
-  static constexpr int max_depth = 8;    //!< TemporalBlock<D, ColumnStream>'s deepest D
+  static constexpr int max_depth = 8;    //!< TemporalBlock<D, ColumnStream>'s deepest D (2D)
   static constexpr bool chosen_family = true;  //!< runs `Batch::family` (`runs_chosen_family_v`)
 };
 

@@ -1,10 +1,12 @@
 #pragma once
 //! \file
 //! `TemporalBlock<D, ColumnStream>`: exact temporal blocking that streams along y through
-//! registers (see `ColumnStream` in `tiled.hpp`, and the warp-level worker in
-//! `relax/agent/column_stream.cuh`). 2D stencils only for now.
+//! registers (see `ColumnStream` in `tiled.hpp`): in 2D a warp streams a strip of columns down
+//! the rows (`relax/agent/column_stream.cuh`), in 3D a block streams an (x, y) tile down the
+//! planes (`relax/agent/plane_stream.cuh`).
 
 #include <relax/agent/column_stream.cuh>
+#include <relax/agent/plane_stream.cuh>
 #include <relax/core/batches.hpp>
 #include <relax/core/cuda_check.hpp>
 #include <relax/core/device.hpp>
@@ -17,6 +19,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <type_traits>
 #include <utility>
 
 namespace relax {
@@ -55,10 +59,78 @@ void launch_column_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out
   RELAX_CUDA_CHECK_LAUNCH();
 }
 
+template <int D, class S, class T>
+__global__ void __launch_bounds__(32 * plane_stream_rows, 1)
+    plane_stream_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
+                        std::int64_t segment_planes) {
+  extern __shared__ __align__(16) unsigned char queue_bytes[];
+  const std::int64_t x0 =
+      static_cast<std::int64_t>(blockIdx.x) * plane_columns_kept<D, T> + 1 - plane_ghost_columns<D, T>;
+  const std::int64_t y0 = static_cast<std::int64_t>(blockIdx.y) * plane_rows_kept<D> + 1 - D;
+  const std::int64_t z0 = static_cast<std::int64_t>(blockIdx.z) * segment_planes + 1;
+  const std::int64_t z1 = min(z0 + segment_planes, g.nz + 1);
+  stream_planes<D>(s, u, out, b, g, x0, y0, z0, z1, threadIdx.x, threadIdx.y,
+                   reinterpret_cast<Lane<T>*>(queue_bytes));
+}
+
+//! The number of plane segments for `tiles` (x, y) tiles of a box `nz` planes deep: the count
+//! that minimises waves × steps per block, where a block of a segment of L planes takes
+//! L + 2D + 1 steps and `resident` blocks run at once.
+inline std::int64_t plane_segments(std::int64_t tiles, std::int64_t nz, int depth, std::int64_t resident) {
+  std::int64_t best = 1, best_cost = -1;
+  for (std::int64_t segments = 1; segments <= std::min<std::int64_t>(nz, 65535); ++segments) {
+    const std::int64_t waves = tile_count(tiles * segments, resident);
+    const std::int64_t cost = waves * (tile_count(nz, segments) + 2 * depth + 1);
+    if (best_cost < 0 || cost < best_cost) best = segments, best_cost = cost;
+    if (waves > 64) break;  // deeper splits only add warm-up steps
+  }
+  return best;
+}
+
+template <int D, class S, class T>
+void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out, const DeviceGrid<T>& b,
+                         cudaStream_t stream) {
+  const Shape g = shape_of(u.layout());
+  const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<D, T>);
+  const std::int64_t tiles_y = tile_count(g.ny, plane_rows_kept<D>);
+  require(tiles_x <= 2147483647 && tiles_y <= 65535, "nx, ny", g.nx * g.ny,
+          "a plane whose streamed tiles fit in one launch");
+  // Aligned vectors: the interior of every row starts 16 bytes aligned, and a row's lead padding
+  // holds the ghost columns left of point 0 (what `GridLayout::of` makes).
+  for (const DeviceGrid<T>* grid : {&u, &b, static_cast<const DeviceGrid<T>*>(&out)})
+    require(reinterpret_cast<std::uintptr_t>(grid->origin() + 1) % 16 == 0 &&
+                g.pitch % Lane<T>::width == 0 && g.plane % Lane<T>::width == 0 &&
+                grid->layout().lead >= plane_ghost_columns<D, T> - 1,
+            "layout", g.pitch, "rows whose interior starts 16-byte aligned (GridLayout::of)");
+  auto kernel = plane_stream_kernel<D, S, T>;
+  const std::size_t bytes = plane_stream_shared_bytes<T>(D);
+  require(bytes <= shared_bytes_limit(), "D", D, "a depth whose plane queue fits in shared memory");
+  if (bytes > 48 * 1024)
+    RELAX_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(bytes)));
+  int per_sm = 0;
+  RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * plane_stream_rows, bytes));
+  require(per_sm >= 1, "D", D, "a depth whose 3D stream block fits on an SM");
+  const std::int64_t segments =
+      plane_segments(tiles_x * tiles_y, g.nz, D, static_cast<std::int64_t>(per_sm) * current_sm_count());
+  const std::int64_t planes = tile_count(g.nz, segments);
+  const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y),
+                  static_cast<unsigned>(tile_count(g.nz, planes)));
+  kernel<<<grid, dim3(32, plane_stream_rows), bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, planes);
+  RELAX_CUDA_CHECK_LAUNCH();
+}
+
+// The streaming kernel of depth D for stencil S (2D or 3D).
+template <int D, class S, class T>
+const void* kernel_of() {
+  if constexpr (S::rank == 2) return reinterpret_cast<const void*>(column_stream_kernel<D, S, T>);
+  else return reinterpret_cast<const void*>(plane_stream_kernel<D, S, T>);
+}
+
 // Loads the kernels of depths 1..8 (see Sweeper::preload).
 template <class S, class T, int... I>
 void preload_column_stream(std::integer_sequence<int, I...>) {
-  const void* kernels[] = {reinterpret_cast<const void*>(column_stream_kernel<I + 1, S, T>)...};
+  const void* kernels[] = {kernel_of<I + 1, S, T>()...};
   cudaFuncAttributes attributes{};
   for (const void* k : kernels) RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, k));
 }
@@ -67,15 +139,20 @@ void preload_column_stream(std::integer_sequence<int, I...>) {
 template <class S, class T>
 void launch_column_stream(int d, const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
                           const DeviceGrid<T>& b, cudaStream_t stream) {
+  auto at = [&](auto depth) {
+    constexpr int D = decltype(depth)::value;
+    if constexpr (S::rank == 2) launch_column_stream<D>(s, u, out, b, stream);
+    else launch_plane_stream<D>(s, u, out, b, stream);
+  };
   switch (d) {
-    case 1: return launch_column_stream<1>(s, u, out, b, stream);
-    case 2: return launch_column_stream<2>(s, u, out, b, stream);
-    case 3: return launch_column_stream<3>(s, u, out, b, stream);
-    case 4: return launch_column_stream<4>(s, u, out, b, stream);
-    case 5: return launch_column_stream<5>(s, u, out, b, stream);
-    case 6: return launch_column_stream<6>(s, u, out, b, stream);
-    case 7: return launch_column_stream<7>(s, u, out, b, stream);
-    case 8: return launch_column_stream<8>(s, u, out, b, stream);
+    case 1: return at(std::integral_constant<int, 1>{});
+    case 2: return at(std::integral_constant<int, 2>{});
+    case 3: return at(std::integral_constant<int, 3>{});
+    case 4: return at(std::integral_constant<int, 4>{});
+    case 5: return at(std::integral_constant<int, 5>{});
+    case 6: return at(std::integral_constant<int, 6>{});
+    case 7: return at(std::integral_constant<int, 7>{});
+    case 8: return at(std::integral_constant<int, 8>{});
     default: require(false, "D", d, "a depth from 1 to 8");
   }
 }
@@ -84,6 +161,18 @@ void launch_column_stream(int d, const S& s, const DeviceGrid<T>& u, DeviceGrid<
 
 template <int D>
 struct Sweeper<TemporalBlock<D, ColumnStream>> {
+  //! The deepest D: 8 in 2D; in 3D the deepest whose plane queue fits in shared memory on the
+  //! current device (5 on an H200).
+  template <class S, class T>
+  static int deepest_depth() {
+    if constexpr (S::rank == 2) return TemporalBlock<D, ColumnStream>::max_depth;
+    int d = 0;
+    while (d < TemporalBlock<D, ColumnStream>::max_depth &&
+           detail::plane_stream_shared_bytes<T>(d + 1) <= detail::shared_bytes_limit())
+      ++d;
+    return d;
+  }
+
   //! Loads the kernels of every depth now. CUDA loads a kernel at its first launch (lazy loading,
   //! the default), and a controller that times batches to choose D must not time a module load.
   template <class S, class T>
@@ -98,13 +187,11 @@ struct Sweeper<TemporalBlock<D, ColumnStream>> {
                   const Batch& batch, cudaStream_t stream) {
     static_assert(is_stencil_v<S>, "relax: S is not a stencil (is_stencil_v)");
     static_assert(S::radius == 1, "relax: TemporalBlock supports radius-1 stencils");
-    static_assert(S::rank == 2, "relax: TemporalBlock<D, ColumnStream> streams 2D stencils only; use "
-                                "TemporalBlock<D, Tile<X, Y, Z>> for 3D");
     const int depth = D == dynamic ? batch.depth : D;
     detail::require(depth >= 1 && depth <= 8, "D", depth, "a depth from 1 to 8");
     detail::require_layout(scratch.layout(), u.layout(), "scratch");
     detail::require_layout(b.layout(), u.layout(), "b");
-    detail::require_rank(u.layout(), 2, "u");
+    detail::require_rank(u.layout(), S::rank, "u");
     detail::for_each_launch(batch.sweeps, depth, [&](int d) {
       detail::launch_column_stream(d, s, u, scratch, b, stream);
       u.swap(scratch);

@@ -38,14 +38,6 @@ __global__ void __launch_bounds__(TileX* TileY)
   }
 }
 
-//! The shared memory a block may take on the current device (the opt-in limit).
-inline std::size_t shared_bytes_limit() {
-  int device = 0, limit = 0;
-  RELAX_CUDA_CHECK(cudaGetDevice(&device));
-  RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return static_cast<std::size_t>(limit);
-}
-
 //! `count` sweeps in launches of `depth` (and a remainder); the iterate ends in `u`.
 template <int TileX, int TileY, int TileZ, bool Exact, class S, class T>
 void tiled_sweeps(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,

@@ -20,6 +20,12 @@ inline constexpr int sync_min_blocks_per_sm = 8;
 inline constexpr int stream_warps_per_block = 4;
 inline constexpr long long stream_target_warps = 4096;
 
+//! `TemporalBlock<D, ColumnStream>` in 3D: warps per block, one per row of the streamed tile
+//! (ghost rows included, so 24 − 2D rows are stored). 24 warps of up to 85 registers fill an
+//! SM's register file with one block; the choice follows the register estimate in
+//! docs/performance-notes.md ("exact temporal blocking in 3D") and is to be tuned.
+inline constexpr int plane_stream_warps = 24;
+
 //! The residual norm's block shape: the access pattern of the Sync sweep with the row depth that
 //! measured fastest for it out of L2 (above); not tuned separately.
 inline constexpr int residual_block_x = 32;
