@@ -119,6 +119,12 @@ void diffusion_solve(benchmark::State& state) {
     }
     state.SetIterationTime(run.time_ms * 1e-3);
   }
+  counter(state, "sweeps", static_cast<double>(run.sweeps()));
+  counter(state, "ms_per_step", run.time_ms / static_cast<double>(run.steps.size()));
+  counter(state, "gups", run.gups());
+  if constexpr (relax::runs_on_device_v<Strategy>) {
+    return;  // the checks run inside the kernel: there is no launch of sweeps alone to compare
+  }
   // The same sweeps without checks, timed on the final state: what the checks add is the rest.
   relax::DeviceGrid<T> scratch(p.extents(), solver.stream());
   relax::copy(problem.u(), scratch, solver.stream());
@@ -127,10 +133,35 @@ void diffusion_solve(benchmark::State& state) {
     relax::Sweeper<Strategy>::run(solver.stencil(), problem.u(), scratch, problem.b(), {probe},
                                   solver.stream());
   }) / probe;
-  counter(state, "sweeps", static_cast<double>(run.sweeps()));
-  counter(state, "ms_per_step", run.time_ms / static_cast<double>(run.steps.size()));
-  counter(state, "gups", run.gups());
   counter(state, "check_share", 1.0 - run.sweeps() * sweep_ms / run.time_ms);
+}
+
+// Microseconds per sweep of one solve of 2048 sweeps (a tolerance no solve meets) with a check
+// every `m` sweeps (m = 0: a single check after the last sweep), timed from the solve's start to
+// its report: the device loop against the host loop of the same inner schedule.
+template <class S, class Strategy>
+void loop_sweep(benchmark::State& state) {
+  using T = typename S::value_type;
+  const std::int64_t n = state.range(0), m = state.range(1);
+  constexpr std::int64_t sweeps = 2048;
+  relax::SolveOptions options;
+  options.tol = 1e-30;
+  options.max_sweeps = sweeps;
+  const relax::Extents e = relax::Extents::cube(n, S::rank);
+  relax::Solver<S, Strategy, relax::Fixed> solver(e, S(10.0), relax::Fixed(static_cast<int>(m > 0 ? m : sweeps)),
+                                                  options);
+  relax::HostGrid<T> host_b(e);
+  for (T& x : host_b.storage()) x = T(1);  // b = 1 (the padding is never read)
+  const relax::DeviceGrid<T> b = relax::to_device(host_b, solver.stream());
+  relax::DeviceGrid<T> u0(e, solver.stream()), u(e, solver.stream());
+  relax::SolveReport report;
+  for (auto _ : state) {
+    relax::copy(u0, u, solver.stream());
+    report = solver.solve(u, b);
+    state.SetIterationTime(report.time_ms * 1e-3);
+  }
+  counter(state, "us_per_sweep", report.time_ms * 1e3 / static_cast<double>(report.sweeps));
+  counter(state, "checks", static_cast<double>(report.checks));
 }
 
 // The CPU baseline: one reference sweep, serial and with every OpenMP thread.
@@ -233,6 +264,20 @@ const int registered = [] {
   register_solve<relax::Sync, S3>("Sync", 256, 10);
   register_solve<relax::TemporalBlock<2, relax::Tile<32, 8, 4>>, S3>("TemporalBlock2_32x8x4", 256, 10);
   register_solve<relax::TemporalBlock<4, relax::ColumnStream>, S3>("TemporalBlock4_stream", 256, 10);
+  // The device loop (CPU-free): sweeps with checks every 8 and none, against the host loop, and
+  // ten steps against Sync and the stream.
+  for (std::int64_t n : {128, 256, 512, 1024, 2048})
+    for (std::int64_t m : {8, 0}) {
+      const std::string tail = "/checks:" + std::to_string(m) + "/N:" + std::to_string(n);
+      benchmark::RegisterBenchmark(("loop_sweep/DeviceLoop_Sync" + tail).c_str(),
+                                   loop_sweep<relax::Stencil5<float>, relax::DeviceLoop<relax::Sync>>)
+          ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+      if (m == 8)
+        benchmark::RegisterBenchmark(("loop_sweep/Sync" + tail).c_str(), loop_sweep<relax::Stencil5<float>, relax::Sync>)
+            ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+    }
+  register_solve<relax::Sync>("Sync", 256, 10);
+  for (std::int64_t n : {256, 512, 1024, 4096}) register_solve<relax::DeviceLoop<relax::Sync>>("DeviceLoop_Sync", n, 10);
   for (std::int64_t n : {1024, 4096})
     for (std::int64_t threads : {1, 0})
       benchmark::RegisterBenchmark(("reference_sweep/threads:" + std::string(threads ? "1" : "all") +

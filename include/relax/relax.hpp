@@ -29,6 +29,7 @@
 #include <relax/stencil/traits.hpp>
 #include <relax/strategy/adaptive.hpp>
 #include <relax/strategy/auto.hpp>
+#include <relax/strategy/device_loop.hpp>
 #include <relax/strategy/sync.hpp>
 #include <relax/strategy/tiled.hpp>
 
@@ -40,6 +41,7 @@
 #include <relax/domain/device_grid.hpp>
 #include <relax/primitives/blas1.cuh>
 #include <relax/primitives/dot.cuh>
+#include <relax/primitives/grid_barrier.cuh>
 #include <relax/primitives/max_norm.cuh>
 #include <relax/solver/cg.cuh>
 #include <relax/solver/diffusion.cuh>
@@ -49,6 +51,7 @@
 #include <relax/strategy/adaptive.cuh>
 #include <relax/strategy/auto.cuh>
 #include <relax/strategy/column_stream.cuh>
+#include <relax/strategy/device_loop.cuh>
 #include <relax/strategy/residual.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>

@@ -6,6 +6,7 @@
 #include <relax/stencil/stencil7.hpp>
 #include <relax/strategy/adaptive.cuh>
 #include <relax/strategy/auto.cuh>
+#include <relax/strategy/device_loop.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
 
@@ -23,5 +24,7 @@ using Bad = relax::TemporalBlock<16, relax::Tile<32, 8>>;  // halo wider than th
 using Bad = relax::TemporalBlock<9, relax::ColumnStream>;  // the streaming kernels run D = 1..8
 #elif CASE == 7
 using Bad = relax::Solver<relax::Stencil5<float>, relax::Adaptive, relax::Ladder>;  // Ladder picks no family
+#elif CASE == 8
+using Bad = relax::DeviceLoop<relax::TemporalBlock<4>>;  // inner schedules so far: Sync, SyncTile
 #endif
 static_assert(sizeof(Bad) > 0);  // instantiates Bad

@@ -73,6 +73,60 @@ dim3 walk_grid(const Shape& g) {
   else return tile_grid(g.nx, g.ny * tile_count(g.nz, Rows), BlockX * W, BlockY);
 }
 
+//! The tiles of `walk_vectors` along its second grid axis for a box of shape `g`: row bands (2D),
+//! or row × plane-segment pairs (3D).
+template <int BlockY, int Rows, int Rank>
+RELAX_HOST_DEVICE inline std::int64_t walk_tiles(const Shape& g) {
+  const std::int64_t tiles_y = tile_count(g.ny, Rank == 2 ? BlockY * Rows : BlockY);
+  return Rank == 2 ? tiles_y : tiles_y * tile_count(g.nz, Rows);
+}
+
+//! The calling thread's row vectors of x-block `bx` and tile `t` (< `walk_tiles`) of the walk in
+//! blocks of `BlockX × BlockY` threads; see `walk_vectors`. Threads past the box do nothing.
+template <int BlockX, int BlockY, int Rows, int Rank, class T, class Visit>
+__device__ __forceinline__ void walk_tile(std::int64_t bx, std::int64_t t, const T* __restrict__ u,
+                                          const T* __restrict__ b, const Shape& g, Visit&& visit) {
+  constexpr int W = Vec16<T>::width;
+  const std::int64_t j0 = (bx * BlockX + threadIdx.x) * W + 1;
+  if (j0 > g.nx) return;
+  VectorStar<T, Rank> star;
+  star.valid = j0 + W - 1 <= g.nx ? W : static_cast<int>(g.nx - j0 + 1);
+  // The walk's axis: rows in 2D, planes in 3D; `step` is its stride.
+  const std::int64_t step = Rank == 2 ? g.pitch : g.plane;
+  const std::int64_t along = Rank == 2 ? g.ny : g.nz;
+  const std::int64_t tiles_y = tile_count(g.ny, Rank == 2 ? BlockY * Rows : BlockY);
+  const std::int64_t i = Rank == 2 ? t * (BlockY * Rows) + threadIdx.y * Rows + 1
+                                   : (t % tiles_y) * BlockY + threadIdx.y + 1;
+  const std::int64_t k0 = Rank == 2 ? 0 : (t / tiles_y) * Rows + 1;
+  const std::int64_t s0 = Rank == 2 ? i : k0;  // first position along the walk
+  if (i > g.ny) return;
+  std::int64_t at = g.at(k0, i, j0);
+  Vec16<T> before = load_vector(u + at - step, star.valid);
+  Vec16<T> centre = load_vector(u + at, star.valid);
+#pragma unroll
+  for (int r = 0; r < Rows; ++r, at += step) {
+    if (s0 + r > along) break;
+    const Vec16<T> after = load_vector(u + at + step, star.valid);
+    star.c = centre;
+    if constexpr (Rank == 2) {
+      star.n = before;
+      star.s = after;
+      star.first = g.point<2>(0, i + r, j0);
+    } else {
+      star.up = before;
+      star.down = after;
+      star.n = load_vector(u + at - g.pitch, star.valid);
+      star.s = load_vector(u + at + g.pitch, star.valid);
+      star.first = g.point<3>(k0 + r, i, j0);
+    }
+    star.west = u[at - 1];
+    star.east = u[at + star.valid];
+    visit(at, load_vector(b + at, star.valid), star);
+    before = centre;
+    centre = after;
+  }
+}
+
 //! Walks the points of the calling thread in blocks of `BlockX × BlockY` threads over the
 //! interior of the box `g` (grid from `walk_grid`). For each row vector it calls
 //! `visit(at, rhs, star)`: `at` the offset of its first point from point (0, 0[, 0]), `rhs` its
@@ -81,48 +135,9 @@ dim3 walk_grid(const Shape& g) {
 template <int BlockX, int BlockY, int Rows, int Rank, class T, class Visit>
 __device__ __forceinline__ void walk_vectors(const T* __restrict__ u, const T* __restrict__ b,
                                              const Shape& g, Visit&& visit) {
-  constexpr int W = Vec16<T>::width;
-  const std::int64_t j0 = (static_cast<std::int64_t>(blockIdx.x) * BlockX + threadIdx.x) * W + 1;
-  if (j0 > g.nx) return;
-  VectorStar<T, Rank> star;
-  star.valid = j0 + W - 1 <= g.nx ? W : static_cast<int>(g.nx - j0 + 1);
-  // The walk's axis: rows in 2D, planes in 3D; `step` is its stride.
-  const std::int64_t step = Rank == 2 ? g.pitch : g.plane;
-  const std::int64_t along = Rank == 2 ? g.ny : g.nz;
-  const std::int64_t tiles_y = tile_count(g.ny, Rank == 2 ? BlockY * Rows : BlockY);
-  const std::int64_t tiles = Rank == 2 ? tiles_y : tiles_y * tile_count(g.nz, Rows);
-  for (std::int64_t t = blockIdx.y; t < tiles; t += gridDim.y) {
-    const std::int64_t i = Rank == 2 ? t * (BlockY * Rows) + threadIdx.y * Rows + 1
-                                     : (t % tiles_y) * BlockY + threadIdx.y + 1;
-    const std::int64_t k0 = Rank == 2 ? 0 : (t / tiles_y) * Rows + 1;
-    const std::int64_t s0 = Rank == 2 ? i : k0;  // first position along the walk
-    if (i > g.ny) continue;
-    std::int64_t at = g.at(k0, i, j0);
-    Vec16<T> before = load_vector(u + at - step, star.valid);
-    Vec16<T> centre = load_vector(u + at, star.valid);
-#pragma unroll
-    for (int r = 0; r < Rows; ++r, at += step) {
-      if (s0 + r > along) break;
-      const Vec16<T> after = load_vector(u + at + step, star.valid);
-      star.c = centre;
-      if constexpr (Rank == 2) {
-        star.n = before;
-        star.s = after;
-        star.first = g.point<2>(0, i + r, j0);
-      } else {
-        star.up = before;
-        star.down = after;
-        star.n = load_vector(u + at - g.pitch, star.valid);
-        star.s = load_vector(u + at + g.pitch, star.valid);
-        star.first = g.point<3>(k0 + r, i, j0);
-      }
-      star.west = u[at - 1];
-      star.east = u[at + star.valid];
-      visit(at, load_vector(b + at, star.valid), star);
-      before = centre;
-      centre = after;
-    }
-  }
+  const std::int64_t tiles = walk_tiles<BlockY, Rows, Rank>(g);
+  for (std::int64_t t = blockIdx.y; t < tiles; t += gridDim.y)
+    walk_tile<BlockX, BlockY, Rows, Rank>(blockIdx.x, t, u, b, g, visit);
 }
 
 }  // namespace relax::detail

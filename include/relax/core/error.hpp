@@ -41,6 +41,13 @@ class unavailable_error : public std::runtime_error {
   explicit unavailable_error(const std::string& what) : std::runtime_error("relax: " + what) {}
 };
 
+//! A kernel that runs a loop on the device stopped without finishing it (a grid barrier that
+//! did not complete within its time limit); the message names the kernel and what to check.
+class device_loop_error : public std::runtime_error {
+ public:
+  explicit device_loop_error(const std::string& what) : std::runtime_error("relax: " + what) {}
+};
+
 namespace detail {
 
 template <class T>

@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <type_traits>
 
 namespace relax {
@@ -63,6 +64,9 @@ class Solver {
   static_assert(chooses_depth_v<Controller_> || !has_dynamic_depth_v<Strategy_>,
                 "relax::Solver<Stencil, Strategy, Controller>: the Strategy has D = relax::dynamic, "
                 "so the Controller must choose D (relax::Ladder, relax::Feedback), not relax::Fixed");
+  static_assert(!runs_on_device_v<Strategy_> || std::is_same_v<Controller_, Fixed>,
+                "relax::Solver<Stencil, DeviceLoop<Inner>, Controller>: the device loop decides on "
+                "the device, with the Controller relax::Fixed (check every M sweeps)");
   static_assert(!runs_chosen_family_v<Strategy_> || chooses_family_v<Controller_>,
                 "relax::Solver<Stencil, Adaptive, Controller>: Adaptive runs the family the "
                 "Controller chooses, so the Controller must choose it (relax::Feedback); "
@@ -95,6 +99,14 @@ class Solver {
     if constexpr (chooses_depth_v<Controller> &&
                   detail::has_preload<Sweeper<Strategy>, Stencil, value_type>::value)
       Sweeper<Strategy>::template preload<Stencil, value_type>();
+    if constexpr (runs_on_device_v<Strategy>) {
+      // The norm of every check, when kept: at most one per M sweeps up to the cap.
+      const std::int64_t checks = options_.record_history
+                                      ? detail::tile_count(options_.max_sweeps, controller_.sweeps_before_check())
+                                      : 0;
+      loop_ = std::make_unique<DeviceLoopWorkspace<value_type>>(checks);
+      Sweeper<Strategy>::template preload<Stencil, value_type>();
+    }
     if constexpr (detail::has_deepest_depth<Sweeper<Strategy>, Stencil, value_type>::value) {
       const int deepest = Sweeper<Strategy>::template deepest_depth<Stencil, value_type>();
       if (deepest > 0 && (depth_limit_ == 0 || deepest < depth_limit_)) depth_limit_ = deepest;
@@ -123,6 +135,7 @@ class Solver {
                     cudaStream_t stream) {
     detail::require_layout(u.layout(), scratch_.layout(), "u");
     detail::require_layout(b.layout(), scratch_.layout(), "b");
+    if constexpr (runs_on_device_v<Strategy>) return device_solve(u, b, stream);
     using clock = std::chrono::steady_clock;
     timer_.start(stream);
     copy(u, scratch_, stream);  // the workspace needs u's boundary ring
@@ -216,6 +229,35 @@ class Solver {
   }
 
  private:
+  // The device loop: one launch runs the solve; the report is read back once. Sweeps, checks, ρ
+  // and the iterate are those of the host loop with blocking checks.
+  SolveReport device_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream) {
+    timer_.start(stream);
+    copy(u, scratch_, stream);  // the workspace needs u's boundary ring
+    detail::begin_solve(controller_, {is_exact_strategy_v<Strategy>, runs_chosen_family_v<Strategy>,
+                                      working_set_over_l2_, depth_limit_, options_.tol});
+    SolveReport report;
+    report.rhs_norm = static_cast<double>(rhs_norm(stencil_, u, b, slot_, stream));
+    detail::DeviceLoopPlan plan;
+    plan.stop = criterion(options_);
+    plan.rhs_norm = report.rhs_norm;
+    plan.check_every = controller_.sweeps_before_check();
+    plan.history_capacity = loop_->history_capacity();
+    const detail::DeviceLoopResult r =
+        Sweeper<Strategy>::solve(stencil_, u, scratch_, b, plan, *loop_, options_.record_history, stream);
+    timer_.stop(stream);
+    report.sweeps = r.sweeps;
+    report.checks = r.checks;
+    report.rho = StopCriterion::relative(r.norm, report.rhs_norm);
+    report.status = to_solve_status(r.reason);
+    if (options_.record_history)
+      for (std::int64_t c = 0; c < std::min(r.checks, loop_->history_capacity()); ++c)
+        report.history.push_back({std::min((c + 1) * plan.check_every, options_.max_sweeps),
+                                  StopCriterion::relative(loop_->history_norm(c), report.rhs_norm)});
+    report.time_ms = timer_.milliseconds();
+    return report;
+  }
+
   // The batch of `sweeps` sweeps at the depth and in the family the controller chose, or the
   // strategy's own.
   Batch next_batch(std::int64_t sweeps) const {
@@ -265,6 +307,8 @@ class Solver {
     std::int64_t steady_sweeps = 0;
   };
   BatchTiming batches_[2];
+  // The device loop's barrier, report and history (strategies that run on the device only).
+  std::unique_ptr<DeviceLoopWorkspace<value_type>> loop_;
 };
 
 }  // namespace relax

@@ -7,5 +7,6 @@
 #include <relax/strategy/adaptive.cuh>
 #include <relax/strategy/auto.cuh>
 #include <relax/strategy/column_stream.cuh>
+#include <relax/strategy/device_loop.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>

@@ -23,18 +23,25 @@ namespace relax {
 
 namespace detail {
 
-//! One sweep: out = update(u) on the interior. Partial vectors at the end of a row are stored
-//! point by point, so the ring is never written.
+//! The synchronous update of one row vector (its `valid` points), stored at `out + at`. Partial
+//! vectors at the end of a row are stored point by point, so the ring is never written.
+template <class S, class T>
+__device__ __forceinline__ void sync_update_vector(const S& s, T* __restrict__ out, std::int64_t at,
+                                                   const Vec16<T>& rhs, const VectorStar<T, S::rank>& star) {
+  Vec16<T> next;
+#pragma unroll
+  for (int q = 0; q < Vec16<T>::width; ++q)
+    if (q < star.valid) next.v[q] = s.update(star.at(q), star.point(q), rhs.v[q]);
+  store_vector(out + at, next, star.valid);
+}
+
+//! One sweep: out = update(u) on the interior.
 template <int BlockX, int BlockY, int Rows, class S, class T>
 __global__ void __launch_bounds__(BlockX* BlockY)
     sync_sweep_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g) {
   walk_vectors<BlockX, BlockY, Rows, S::rank>(
       u, b, g, [&](std::int64_t at, const Vec16<T>& rhs, const VectorStar<T, S::rank>& star) {
-        Vec16<T> next;
-#pragma unroll
-        for (int q = 0; q < Vec16<T>::width; ++q)
-          if (q < star.valid) next.v[q] = s.update(star.at(q), star.point(q), rhs.v[q]);
-        store_vector(out + at, next, star.valid);
+        sync_update_vector(s, out, at, rhs, star);
       });
 }
 
@@ -61,13 +68,16 @@ struct Sweeper<SyncTile<BlockX, BlockY, Rows>> {
     }
   }
 
- private:
+  //! Whether `tuning::sync_deep_rows` rows per thread still leave enough blocks to fill the
+  //! device (else one row per thread).
   template <int Rank, class T>
   static bool deep_rows_fill_device(const detail::Shape& g) {
     const dim3 grid = detail::walk_grid<BlockX, BlockY, tuning::sync_deep_rows, Rank, T>(g);
     const std::int64_t blocks = static_cast<std::int64_t>(grid.x) * grid.y;
     return blocks >= static_cast<std::int64_t>(tuning::sync_min_blocks_per_sm) * current_sm_count();
   }
+
+ private:
 
   template <int R, class S, class T>
   static void launch(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,

@@ -100,6 +100,18 @@ inline constexpr bool runs_chosen_family_v = detail::runs_chosen_family<S>::valu
 template <class S>
 inline constexpr Family family_v = detail::family_of<S>::value;
 
+namespace detail {
+template <class S, class = void>
+struct runs_on_device : std::false_type {};
+template <class S>
+struct runs_on_device<S, std::void_t<decltype(S::device_loop)>> : std::bool_constant<S::device_loop> {};
+}  // namespace detail
+
+//! True when the strategy runs a solve's whole loop on the device (`relax::DeviceLoop`): the
+//! solver launches once per solve instead of once per batch.
+template <class S>
+inline constexpr bool runs_on_device_v = detail::runs_on_device<S>::value;
+
 //! Launches sweeps for a strategy. The primary template exists only to say what went wrong.
 template <class Strategy>
 struct Sweeper {

@@ -1,0 +1,177 @@
+// The device loop (`DeviceLoop<Sync>`: one cooperative kernel per solve, the convergence check
+// and the stop decision on the device) against the host loop of `Sync` with blocking checks:
+// the same statuses, sweeps, checks, ρ (per check, too) and final bits, on the ten-step problem
+// in 2D and 3D, rectangular and degenerate boxes, the sweep cap and a non-finite residual; and a
+// grid barrier that cannot complete ends with an error instead of a hang.
+#include <catch2/catch.hpp>
+
+#include "grids.hpp"
+#include "runs.hpp"
+
+#include <relax/core/buffer.hpp>
+#include <relax/solver/diffusion.cuh>
+#include <relax/solver/solver.cuh>
+#include <relax/stencil/stencil5.hpp>
+#include <relax/stencil/stencil7.hpp>
+
+#include <cmath>
+#include <limits>
+
+using relax::DeviceGrid;
+using relax::Extents;
+using relax::HostGrid;
+
+namespace {
+
+using OnDevice = relax::DeviceLoop<relax::Sync>;
+
+template <class S, class Strategy>
+relax::RunReport diffusion_run(const relax::DiffusionParams& p, HostGrid<typename S::value_type>& final_state,
+                               int m = 8, const relax::SolveOptions& options = {}) {
+  relax::Solver<S, Strategy, relax::Fixed> solver(p.extents(), S(p.r), relax::Fixed(m), options);
+  relax::DiffusionState<typename S::value_type> state(p, solver.stream());
+  const relax::RunReport run = relax::run_diffusion(solver, state);
+  final_state = relax::to_host(state.u(), solver.stream());
+  return run;
+}
+
+template <class S>
+void check_same_as_host_loop(const relax::DiffusionParams& p, int m = 8, const relax::SolveOptions& options = {}) {
+  HostGrid<typename S::value_type> host_u, device_u;
+  const auto want = diffusion_run<S, relax::Sync>(p, host_u, m, options);
+  const auto got = diffusion_run<S, OnDevice>(p, device_u, m, options);
+  INFO("box " << p.extents().to_text() << ", r = " << p.r << ", source " << relax::to_string(p.source) << ", M = " << m);
+  relax::testing::check_same_run(got, device_u, want, host_u);
+}
+
+relax::DiffusionParams box(std::int64_t nx, std::int64_t ny, std::int64_t nz, double r, relax::Source src,
+                           int steps = 10) {
+  relax::DiffusionParams p;
+  p.dims = nz > 0 ? 3 : 2;
+  p.nx = nx;
+  p.ny = ny;
+  p.nz = nz;
+  p.r = r;
+  p.source = src;
+  p.steps = steps;
+  return p;
+}
+
+// One solve of random data on any box (1 × 1 included), host loop against device loop.
+template <class S>
+void check_random_solve(const Extents& e, const S& s, const relax::SolveOptions& options, int m) {
+  using T = typename S::value_type;
+  HostGrid<T> u(e), b(e);
+  relax::testing::fill_random(u, 3 + e.nx, 0.0, 10.0);
+  relax::testing::fill_random(b, 5 + e.ny);
+  relax::Solver<S, relax::Sync, relax::Fixed> host_loop(e, s, relax::Fixed(m), options);
+  relax::Solver<S, OnDevice, relax::Fixed> device_loop(e, s, relax::Fixed(m), options);
+  DeviceGrid<T> hu = relax::to_device(u, host_loop.stream()), du = relax::to_device(u, device_loop.stream());
+  const DeviceGrid<T> hb = relax::to_device(b, host_loop.stream()), db = relax::to_device(b, device_loop.stream());
+  const relax::SolveReport want = host_loop.solve(hu, hb);
+  const relax::SolveReport got = device_loop.solve(du, db);
+  INFO("box " << e.to_text() << ", M = " << m << ", cap " << options.max_sweeps);
+  CHECK(got.status == want.status);
+  CHECK(got.sweeps == want.sweeps);
+  CHECK(got.checks == want.checks);
+  CHECK(got.rho == want.rho);
+  CHECK(got.rhs_norm == want.rhs_norm);
+  REQUIRE(got.history.size() == want.history.size());
+  for (std::size_t c = 0; c < got.history.size(); ++c) {
+    CHECK(got.history[c].sweeps == want.history[c].sweeps);
+    CHECK(got.history[c].rho == want.history[c].rho);
+  }
+  CHECK(relax::testing::same_bits(relax::to_host(du, device_loop.stream()), relax::to_host(hu, host_loop.stream())));
+}
+
+}  // namespace
+
+TEST_CASE("the device loop equals Sync's host loop on the ten-step problem, 2D", "[device_loop][diffusion]") {
+  const double r = GENERATE(1.0, 10.0, 100.0);
+  const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
+  for (std::int64_t n : {3, 70, 257, 1000}) check_same_as_host_loop<relax::Stencil5<float>>(relax::testing::diffusion_params(n, r, src));
+  check_same_as_host_loop<relax::Stencil5<float>>(box(1000, 70, 0, r, src));
+  check_same_as_host_loop<relax::Stencil5<float>>(box(33, 517, 0, r, src));
+}
+
+TEST_CASE("the device loop equals Sync's host loop beyond the L2 and in 3D", "[device_loop][diffusion][3d]") {
+  const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
+  check_same_as_host_loop<relax::Stencil5<float>>(relax::testing::diffusion_params(4099, 1.0, src, 2));
+  for (double r : {1.0, 10.0, 100.0}) {
+    check_same_as_host_loop<relax::Stencil7<float>>(box(33, 17, 9, r, src));
+    check_same_as_host_loop<relax::Stencil7<float>>(box(40, 40, 40, r, src, 3));
+  }
+  check_same_as_host_loop<relax::Stencil5<double>>(relax::testing::diffusion_params(70, 10.0, src, 3));
+}
+
+TEST_CASE("the device loop on degenerate boxes, with the cap, a history and other M", "[device_loop][sanitize]") {
+  relax::SolveOptions options;
+  options.record_history = true;
+  for (const Extents& e : {Extents(1, 1), Extents(1, 57), Extents(57, 1), Extents(2, 2), Extents(129, 3)})
+    check_random_solve(e, relax::Stencil5<float>(10.0), options, 8);
+  for (const Extents& e : {Extents(1, 1, 64), Extents(33, 17, 5)})
+    check_random_solve(e, relax::Stencil7<float>(1.0), options, 3);
+  options.max_sweeps = 37;  // not a multiple of M: the last batch is shorter
+  options.tol = 1e-30;
+  check_random_solve(Extents(70, 50), relax::Stencil5<float>(100.0), options, 8);
+  check_random_solve(Extents(70, 50), relax::Stencil5<float>(100.0), options, 1);
+}
+
+TEST_CASE("a non-finite residual stops the device loop as it stops the host loop", "[device_loop][sanitize]") {
+  const Extents e(40, 30);
+  HostGrid<float> u(e), b(e);
+  b(10, 10) = std::numeric_limits<float>::quiet_NaN();
+  relax::Solver<relax::Stencil5<float>, OnDevice, relax::Fixed> solver(e, relax::Stencil5<float>(1.0));
+  DeviceGrid<float> du = relax::to_device(u, solver.stream());
+  const DeviceGrid<float> db = relax::to_device(b, solver.stream());
+  const relax::SolveReport got = solver.solve(du, db);
+  CHECK(got.status == relax::SolveStatus::non_finite);
+  CHECK(got.checks == 1);
+  CHECK(got.sweeps == 8);
+}
+
+TEST_CASE("the device loop's batch sweeps equal Sync's sweeps", "[device_loop][sanitize]") {
+  for (const Extents& e : {Extents(1, 1), Extents(70, 1000), Extents(33, 17, 5)}) {
+    HostGrid<float> u(e), b(e);
+    relax::testing::fill_random(u, 7, 0.0, 10.0);
+    relax::testing::fill_random(b, 9);
+    relax::Stream stream;
+    DeviceGrid<float> a = relax::to_device(u, stream), a_scratch = relax::to_device(u, stream);
+    DeviceGrid<float> c = relax::to_device(u, stream), c_scratch = relax::to_device(u, stream);
+    const DeviceGrid<float> db = relax::to_device(b, stream);
+    auto sweep = [&](auto stencil) {
+      relax::Sweeper<relax::Sync>::run(stencil, a, a_scratch, db, relax::Batch{5}, stream);
+      relax::Sweeper<OnDevice>::run(stencil, c, c_scratch, db, relax::Batch{5}, stream);
+    };
+    if (e.rank == 2) sweep(relax::Stencil5<float>(10.0));
+    else sweep(relax::Stencil7<float>(10.0));
+    INFO("box " << e.to_text());
+    CHECK(relax::testing::same_bits(relax::to_host(c, stream), relax::to_host(a, stream)));
+  }
+}
+
+TEST_CASE("a grid barrier that cannot complete ends with an error naming the kernel, not a hang",
+          "[device_loop][validation]") {
+  const Extents e(300, 200);
+  HostGrid<float> u(e), b(e);
+  relax::testing::fill_random(b, 3);
+  relax::Stream stream;
+  DeviceGrid<float> du = relax::to_device(u, stream), scratch = relax::to_device(u, stream);
+  const DeviceGrid<float> db = relax::to_device(b, stream);
+  relax::detail::DeviceLoopPlan plan;
+  plan.stop = {1e-5, 0.0, 100};
+  plan.check_every = 8;
+  plan.barrier_timeout_ns = 50'000'000;  // 50 ms
+  plan.absent_blocks = 1;                // the barrier waits for a block that does not exist
+  relax::DeviceLoopWorkspace<float> workspace;
+  const relax::Stencil5<float> s(1.0);
+  auto run = [&] { return relax::Sweeper<OnDevice>::solve(s, du, scratch, db, plan, workspace, false, stream); };
+  CHECK_THROWS_AS(run(), relax::device_loop_error);
+  CHECK_THROWS_WITH(run(), Catch::Contains("persistent_sync_kernel") && Catch::Contains("did not complete"));
+  // The device and the workspace serve the next solve.
+  plan.absent_blocks = 0;
+  const relax::detail::DeviceLoopResult r = run();
+  CHECK(r.checks >= 1);
+  CHECK(r.reason != relax::StopReason::go_on);
+  CHECK_FALSE(workspace.failed());
+}
