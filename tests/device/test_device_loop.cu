@@ -46,14 +46,11 @@ void check_same_as_host_loop(const relax::DiffusionParams& p, int m = 8, const r
 
 relax::DiffusionParams box(std::int64_t nx, std::int64_t ny, std::int64_t nz, double r, relax::Source src,
                            int steps = 10) {
-  relax::DiffusionParams p;
+  relax::DiffusionParams p = relax::testing::diffusion_params(nx, r, src, steps);
   p.dims = nz > 0 ? 3 : 2;
   p.nx = nx;
   p.ny = ny;
   p.nz = nz;
-  p.r = r;
-  p.source = src;
-  p.steps = steps;
   return p;
 }
 

@@ -137,12 +137,7 @@ class Solver {
     detail::require_layout(b.layout(), scratch_.layout(), "b");
     if constexpr (runs_on_device_v<Strategy>) return device_solve(u, b, stream);
     using clock = std::chrono::steady_clock;
-    timer_.start(stream);
-    copy(u, scratch_, stream);  // the workspace needs u's boundary ring
-    detail::begin_solve(controller_, {is_exact_strategy_v<Strategy>, runs_chosen_family_v<Strategy>,
-                                      working_set_over_l2_, depth_limit_, options_.tol});
-    SolveReport report;
-    report.rhs_norm = static_cast<double>(rhs_norm(stencil_, u, b, slot_, stream));
+    SolveReport report = begin(u, b, stream);
     const StopCriterion stop = criterion(options_);
     const bool overlap = options_.checks == CheckMode::overlapped;
     int batch_slot = 0;      // timing of the last batch queued (two alternate: overlap)
@@ -229,15 +224,22 @@ class Solver {
   }
 
  private:
-  // The device loop: one launch runs the solve; the report is read back once. Sweeps, checks, ρ
-  // and the iterate are those of the host loop with blocking checks.
-  SolveReport device_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream) {
+  // What every solve does first: start the timer, give the workspace u's boundary ring, tell the
+  // controller, and compute ‖b‖ (the report it returns holds it).
+  SolveReport begin(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream) {
     timer_.start(stream);
-    copy(u, scratch_, stream);  // the workspace needs u's boundary ring
+    copy(u, scratch_, stream);
     detail::begin_solve(controller_, {is_exact_strategy_v<Strategy>, runs_chosen_family_v<Strategy>,
                                       working_set_over_l2_, depth_limit_, options_.tol});
     SolveReport report;
     report.rhs_norm = static_cast<double>(rhs_norm(stencil_, u, b, slot_, stream));
+    return report;
+  }
+
+  // The device loop: one launch runs the solve; the report is read back once. Sweeps, checks, ρ
+  // and the iterate are those of the host loop with blocking checks.
+  SolveReport device_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream) {
+    SolveReport report = begin(u, b, stream);
     detail::DeviceLoopPlan plan;
     plan.stop = criterion(options_);
     plan.rhs_norm = report.rhs_norm;
