@@ -1,0 +1,132 @@
+// The slab decomposition's arithmetic (balanced slabs, halo ranges, local boxes, owners, errors)
+// and its host emulation: k slabs swept D times between halo exchanges give the single-domain
+// sweeps bit for bit, in 2D and 3D, with a stencil that reads a coefficient field by global
+// index (so a wrong local origin shows).
+#include <catch2/catch.hpp>
+
+#include "../support/grids.hpp"
+#include "../support/variable.hpp"
+
+#include <relax/domain/decomposition.hpp>
+#include <relax/reference/jacobi.hpp>
+#include <relax/reference/split.hpp>
+#include <relax/stencil/stencil5.hpp>
+#include <relax/stencil/stencil7.hpp>
+
+#include <vector>
+
+using relax::Decomposition;
+using relax::Extents;
+using relax::HostGrid;
+using relax::RowRange;
+namespace ref = relax::reference;
+
+TEST_CASE("slabs are balanced, contiguous and cover the slowest axis", "[decomposition]") {
+  for (const Extents& e : {Extents(10, 13), Extents(7, 1000), Extents(5, 6, 29), Extents(64, 64, 64)})
+    for (int k : {1, 2, 3, 4})
+      for (int h : {1, 2, 3}) {
+        if (e.slowest() / k < h && k > 1) continue;
+        const Decomposition d(e, k, h);
+        INFO("box " << e.to_text() << ", k = " << k << ", H = " << h);
+        REQUIRE(d.size() == k);
+        std::int64_t next = 0, smallest = e.slowest(), largest = 0;
+        for (int s = 0; s < k; ++s) {
+          const relax::Slab& slab = d[s];
+          CHECK(slab.owned.first == next);
+          next += slab.owned.count;
+          smallest = std::min(smallest, slab.owned.count);
+          largest = std::max(largest, slab.owned.count);
+          CHECK(slab.has_prev == (s > 0));
+          CHECK(slab.has_next == (s + 1 < k));
+          // The local box: owned rows and H - 1 more per neighbour; the other extents unchanged.
+          const std::int64_t extra = (slab.has_prev ? h - 1 : 0) + (slab.has_next ? h - 1 : 0);
+          CHECK(slab.extents.slowest() == slab.owned.count + extra);
+          CHECK(slab.extents.nx == e.nx);
+          CHECK(slab.extents.rank == e.rank);
+          CHECK(slab.origin_row == slab.owned.first - (slab.has_prev ? h - 1 : 0));
+          // Storage row 0 is the ring: the H-th row above the owned ones, or the global boundary.
+          CHECK(slab.storage_row(slab.owned.first - (slab.has_prev ? h : 1)) == 0);
+          CHECK(d.owner(slab.owned.first) == s);
+          CHECK(d.owner(slab.owned.first + slab.owned.count - 1) == s);
+          if (s + 1 < k) {
+            CHECK(slab.send_to_next() == d[s + 1].receive_from_prev());
+            CHECK(d[s + 1].send_to_prev() == slab.receive_from_next());
+            CHECK(slab.receive_from_next() == RowRange{slab.owned.first + slab.owned.count, h});
+          }
+        }
+        CHECK(next == e.slowest());
+        CHECK(largest - smallest <= 1);
+        CHECK(d[0].receive_from_prev().count == 0);
+        CHECK(d[k - 1].receive_from_next().count == 0);
+      }
+}
+
+TEST_CASE("the local layout carries the global index of the slab's first point", "[decomposition]") {
+  const Decomposition d2(Extents(20, 10), 3, 2);  // rows 4, 3, 3
+  CHECK(d2[1].owned == RowRange{4, 3});
+  CHECK(d2[1].layout<float>().origin.y == 3);  // one ghost row above the owned ones
+  CHECK(d2[1].layout<float>().origin.x == 0);
+  CHECK(d2[1].extents == Extents(20, 5));
+  const Decomposition d3(Extents(8, 6, 12), 2, 3);  // planes 6, 6
+  CHECK(d3[1].layout<double>().origin.z == 4);
+  CHECK(d3[1].extents == Extents(8, 6, 8));
+  CHECK(d3[0].extents == Extents(8, 6, 8));
+}
+
+TEST_CASE("a split thinner than its halo, and other bad splits, are refused with a clear message",
+          "[decomposition][validation]") {
+  CHECK_THROWS_WITH(Decomposition(Extents(10, 11), 4, 3),
+                    Catch::Contains("parts = 4") && Catch::Contains("thinnest sub-domain (2 rows of 11)") &&
+                        Catch::Contains("halo (3 rows)"));
+  CHECK_THROWS_WITH(Decomposition(Extents(10, 10, 5), 3, 2), Catch::Contains("1 planes of 5"));
+  CHECK_THROWS_WITH(Decomposition(Extents(10, 1), 2, 1), Catch::Contains("parts = 2"));
+  CHECK_THROWS_WITH(Decomposition(Extents(10, 10), 0, 1), Catch::Contains("parts = 0"));
+  CHECK_THROWS_WITH(Decomposition(Extents(10, 10), 2, 0), Catch::Contains("halo = 0"));
+  CHECK_NOTHROW(Decomposition(Extents(10, 1), 1, 5));  // one slab needs no halo rows
+  CHECK_THROWS_WITH(Decomposition(Extents(10, 10), 2, 1).owner(10), Catch::Contains("row = 10"));
+}
+
+namespace {
+// `rounds` rounds of D sweeps on each slab and an exchange, against rounds·D sweeps of the box.
+template <class S>
+void check_split_equals_whole(const S& s, const Extents& e, int k, int d, int rounds) {
+  using T = typename S::value_type;
+  HostGrid<T> u(e), b(e);
+  relax::testing::fill_random(u, 17 + e.nx, 0.0, 10.0);
+  relax::testing::fill_random(b, 19 + e.slowest());
+  const Decomposition split(e, k, d);
+  std::vector<HostGrid<T>> us = ref::scatter(u, split), bs = ref::scatter(b, split);
+  for (int round = 0; round < rounds; ++round) {
+    for (int p = 0; p < k; ++p) {
+      HostGrid<T> scratch = us[static_cast<std::size_t>(p)];
+      ref::sweeps(s, us[static_cast<std::size_t>(p)], scratch, bs[static_cast<std::size_t>(p)], ref::SyncSchedule{}, d);
+    }
+    ref::exchange(us, split);
+  }
+  HostGrid<T> got = u;
+  ref::gather(us, split, got);
+  HostGrid<T> scratch = u;
+  ref::sweeps(s, u, scratch, b, ref::SyncSchedule{}, static_cast<std::int64_t>(rounds) * d);
+  INFO("box " << e.to_text() << ", k = " << k << ", D = H = " << d << ", differing points "
+              << relax::testing::count_differences(got, u));
+  CHECK(relax::testing::same_bits(got, u));
+}
+}  // namespace
+
+TEST_CASE("k slabs with D-row halos exchanged every D sweeps equal the whole box bit for bit",
+          "[decomposition][reference]") {
+  for (int d : {1, 2, 3})
+    for (int k : {1, 2, 3, 4}) {
+      for (const Extents& e : {Extents(70, 70), Extents(57, 13), Extents(5, 40)})
+        if (k == 1 || e.slowest() / k >= d) check_split_equals_whole(relax::Stencil5<float>(10.0), e, k, d, 3);
+      for (const Extents& e : {Extents(33, 17, 12), Extents(6, 5, 25)})
+        if (k == 1 || e.slowest() / k >= d) check_split_equals_whole(relax::Stencil7<double>(1.0), e, k, d, 2);
+    }
+  // A coefficient field read by global index: every slab must see its rows' own couplings.
+  const Extents e(41, 30);
+  const std::vector<float> field = relax::testing::variable_couplings(e.nx, e.ny);
+  for (int k : {2, 3}) check_split_equals_whole(relax::testing::VariableDiffusion5{field.data(), e.nx}, e, k, 2, 3);
+  const Extents e3(19, 11, 16);
+  const std::vector<float> field3 = relax::testing::variable_couplings(e3.nx, e3.ny, e3.nz);
+  check_split_equals_whole(relax::testing::VariableDiffusion7{field3.data(), e3.nx, e3.ny}, e3, 4, 2, 2);
+}
