@@ -102,7 +102,9 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* __restrict__ 
   };
   Lane<T>* ring = shared + 2 * D * R * 32;
   auto ring_at = [&](int slot) -> Lane<T>& { return ring[(slot * R + row) * 32 + lane]; };
-  // Every copy starts at zero: the first steps read planes the warm-up never stores.
+  // The centre copies start at zero. The b ring does not: its slots are read before they are
+  // written only in the first D steps, for planes the warm-up never stores (zeroing it too is
+  // cheap and would keep uninitialised shared memory out of every register; not yet measured).
   for (int t = 0; t < 2 * D; ++t) shared[(t * R + row) * 32 + lane] = Lane<T>{};
 
   // One step: plane k enters, level t of plane k − t is computed for t = 1..D from `mid` (the

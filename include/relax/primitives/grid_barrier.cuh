@@ -9,6 +9,14 @@
 //! arriving later) returns `false` at once, so a broken barrier ends the kernel with a status the
 //! host reports, never with a hang. The state must be zeroed before the launch.
 //!
+//! Blocks need not agree on the outcome of the barrier that fails: a waiter may time out just as
+//! the last block arrives, and blocks that saw the generation move return `true`. Those blocks
+//! then fail at the next barrier (the timed-out block never arrives), so every wait still ends;
+//! callers must treat the raised flag as the kernel's outcome (the device loop's host side
+//! throws whenever it is set). A barrier whose outcome every block agrees on would make the
+//! generation word carry it (a compare-and-swap by the last arriver or by the timed-out waiter).
+
+//!
 //! Ordering: a block's writes before `arrive_and_wait` are visible to every block after it (the
 //! block barrier gathers them, thread 0 fences and releases at device scope; waiters acquire).
 

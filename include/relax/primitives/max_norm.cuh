@@ -20,7 +20,8 @@
 namespace relax {
 
 //! Every thread of a `BlockX × BlockY` block calls this with its partial max; the block's max is
-//! folded into `*target` with one atomic. Uses shared memory; call it once per kernel.
+//! folded into `*target` with one atomic. Uses shared memory: a second call in the same kernel
+//! needs a `__syncthreads()` between the two (the device loop's grid barrier starts with one).
 template <int BlockX, int BlockY, class Bits>
 __device__ void block_max_into(Bits partial, Bits* target) {
   using Reduce = cub::BlockReduce<Bits, BlockX, cub::BLOCK_REDUCE_WARP_REDUCTIONS, BlockY>;

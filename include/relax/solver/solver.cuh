@@ -100,7 +100,8 @@ class Solver {
                   detail::has_preload<Sweeper<Strategy>, Stencil, value_type>::value)
       Sweeper<Strategy>::template preload<Stencil, value_type>();
     if constexpr (runs_on_device_v<Strategy>) {
-      // The norm of every check, when kept: at most one per M sweeps up to the cap.
+      // The norm of every check, when kept: at most one per M sweeps up to the cap (allocated
+      // here, device and pinned host memory: ceil(max_sweeps / M) values of T).
       const std::int64_t checks = options_.record_history
                                       ? detail::tile_count(options_.max_sweeps, controller_.sweeps_before_check())
                                       : 0;

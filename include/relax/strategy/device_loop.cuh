@@ -11,6 +11,12 @@
 //! same double). Three slots rotate so the slot a check writes was last read two barriers ago.
 //! Block 0 writes the report: sweeps, checks, the last norm, the stop reason, and the norm of
 //! every check when a history is kept.
+//!
+//! The iterates other blocks write during the kernel are read through coherent loads: `u` and the
+//! workspace are not `__restrict__` in the kernel (only b, which nobody writes, is read through
+//! the non-coherent path; the PTX of this kernel has coherent loads of u although `walk_tile`
+//! declares its pointers `__restrict__`); keep it so, and check the PTX after changing the walk. After a `device_loop_error` the contents of `u` are
+//! unspecified (a partly swept iterate).
 
 #include <relax/agent/residual.cuh>
 #include <relax/agent/vector_walk.cuh>
