@@ -17,7 +17,7 @@ namespace relax::driver {
 
 enum class Backend { automatic, gpu, cpu };
 enum class Precision { float32, float64 };
-enum class StrategyName { automatic, sync, temporal, blockasync };
+enum class StrategyName { automatic, sync, temporal, blockasync, device_loop };
 
 inline const char* to_string(StrategyName s) {
   switch (s) {
@@ -25,6 +25,7 @@ inline const char* to_string(StrategyName s) {
     case StrategyName::sync: return "sync";
     case StrategyName::temporal: return "temporal";
     case StrategyName::blockasync: return "blockasync";
+    case StrategyName::device_loop: return "device-loop";
   }
   return "?";
 }
@@ -57,7 +58,8 @@ inline const char* usage() {
          "  --max-sweeps C     sweep cap per step (default 1000000)\n"
          "  --strategy S       auto (picked from N, r and the GPU's L2) | sync | temporal\n"
          "                     (exact, D sweeps per pass) | blockasync (stale halos, D local\n"
-         "                     sweeps per pass) (default auto)\n"
+         "                     sweeps per pass) | device-loop (Sync's sweeps, the solve's loop and\n"
+         "                     its checks in one GPU kernel) (default auto)\n"
          "  --depth D          D for temporal and blockasync: 1, 2, 4 or 8 (default 4)\n"
          "  --checks C         blocking | overlapped (sweep on while rho travels; default blocking)\n"
          "  --backend B        auto | gpu | cpu (default auto: the GPU if one is present)\n"
@@ -129,7 +131,8 @@ inline Options parse(const std::vector<std::string>& args) {
       else if (v == "sync") o.strategy = StrategyName::sync;
       else if (v == "temporal") o.strategy = StrategyName::temporal;
       else if (v == "blockasync") o.strategy = StrategyName::blockasync;
-      else throw invalid_argument(opt, v, "auto, sync, temporal or blockasync");
+      else if (v == "device-loop") o.strategy = StrategyName::device_loop;
+      else throw invalid_argument(opt, v, "auto, sync, temporal, blockasync or device-loop");
     }
     else if (opt == "--checks") {
       if (v == "blocking") o.solve.checks = CheckMode::blocking;
