@@ -13,6 +13,8 @@
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
 
+#include <cooperative_groups.h>
+
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -164,6 +166,50 @@ void loop_sweep(benchmark::State& state) {
   counter(state, "checks", static_cast<double>(report.checks));
 }
 
+// The grid barrier on its own: `rounds` barriers in one cooperative kernel over every resident
+// block of 256 threads, relax's bounded barrier against cooperative groups' grid.sync().
+__global__ void barrier_rounds_kernel(relax::detail::GridBarrier barrier, int rounds) {
+  for (int k = 0; k < rounds; ++k)
+    if (!barrier.arrive_and_wait()) return;
+}
+__global__ void grid_sync_rounds_kernel(int rounds) {
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  for (int k = 0; k < rounds; ++k) grid.sync();
+}
+
+template <bool Relax>
+void grid_barrier(benchmark::State& state) {
+  constexpr int threads = 256;
+  const int per_sm_wanted = static_cast<int>(state.range(0));  // 0: as many as fit
+  const void* kernel = Relax ? reinterpret_cast<const void*>(barrier_rounds_kernel)
+                             : reinterpret_cast<const void*>(grid_sync_rounds_kernel);
+  int per_sm = 0;
+  RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+  if (per_sm_wanted > 0) per_sm = std::min(per_sm, per_sm_wanted);
+  const unsigned blocks = static_cast<unsigned>(per_sm * relax::current_sm_count());
+  relax::Stream stream;
+  relax::DeviceBuffer<relax::detail::GridBarrierState> words(1);
+  int rounds = 10000;
+  relax::detail::GridBarrier barrier{words.data(), blocks, 10'000'000'000ull};
+  double total_ms = 0.0;
+  for (auto _ : state) {
+    RELAX_CUDA_CHECK(cudaMemsetAsync(words.data(), 0, sizeof(relax::detail::GridBarrierState), stream.get()));
+    const double ms = time_ms(stream.get(), [&] {
+      void* relax_args[] = {&barrier, &rounds};
+      void* sync_args[] = {&rounds};
+      RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, dim3(blocks), dim3(threads),
+                                                   Relax ? relax_args : sync_args, 0, stream.get()));
+    });
+    state.SetIterationTime(ms * 1e-3);
+    total_ms += ms;
+  }
+  relax::detail::GridBarrierState after{};
+  RELAX_CUDA_CHECK(cudaMemcpy(&after, words.data(), sizeof(after), cudaMemcpyDeviceToHost));
+  if (Relax && after.failed != 0) state.SkipWithError("a barrier timed out");
+  counter(state, "us_per_barrier", total_ms * 1e3 / (static_cast<double>(state.iterations()) * rounds));
+  counter(state, "blocks", static_cast<double>(blocks));
+}
+
 // The CPU baseline: one reference sweep, serial and with every OpenMP thread.
 void reference_sweep(benchmark::State& state) {
   const std::int64_t n = state.range(0);
@@ -278,6 +324,13 @@ const int registered = [] {
     }
   register_solve<relax::Sync>("Sync", 256, 10);
   for (std::int64_t n : {256, 512, 1024, 4096}) register_solve<relax::DeviceLoop<relax::Sync>>("DeviceLoop_Sync", n, 10);
+  for (std::int64_t per_sm : {1, 0}) {
+    const std::string tail = "/blocks_per_sm:" + std::string(per_sm ? "1" : "all");
+    benchmark::RegisterBenchmark(("grid_barrier/relax" + tail).c_str(), grid_barrier<true>)
+        ->Arg(per_sm)->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+    benchmark::RegisterBenchmark(("grid_barrier/cg_grid_sync" + tail).c_str(), grid_barrier<false>)
+        ->Arg(per_sm)->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+  }
   for (std::int64_t n : {1024, 4096})
     for (std::int64_t threads : {1, 0})
       benchmark::RegisterBenchmark(("reference_sweep/threads:" + std::string(threads ? "1" : "all") +

@@ -112,6 +112,9 @@ def figures(rows, runs):
         row = rows.get(f"loop_sweep/DeviceLoop_Sync/checks:8/N:{n}")
         if row:
             f[f"persistent_us_per_sweep_N{n}"] = round(row["us_per_sweep"], 2)
+    row = rows.get("grid_barrier/relax/blocks_per_sm:all")
+    if row:
+        f["grid_barrier_us"] = round(row["us_per_barrier"], 3)
     for n in (256, 512, 1024, 4096):
         row = rows.get(f"diffusion_solve/DeviceLoop_Sync/r:10/N:{n}")
         sync = runs[row["_file"]].get(f"diffusion_solve/Sync/r:10/N:{n}") if row else None
