@@ -1,10 +1,12 @@
 // The slab decomposition's arithmetic (balanced slabs, halo ranges, local boxes, owners, errors)
 // and its host emulation: k slabs swept D times between halo exchanges give the single-domain
 // sweeps bit for bit, in 2D and 3D, with a stencil that reads a coefficient field by global
-// index (so a wrong local origin shows).
+// index (so a wrong local origin shows), and a whole solve on the slabs gives the single-domain
+// solve's report and bits.
 #include <catch2/catch.hpp>
 
 #include "../support/grids.hpp"
+#include "../support/runs.hpp"
 #include "../support/variable.hpp"
 
 #include <relax/domain/decomposition.hpp>
@@ -13,6 +15,7 @@
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 
+#include <type_traits>
 #include <vector>
 
 using relax::Decomposition;
@@ -129,4 +132,35 @@ TEST_CASE("k slabs with D-row halos exchanged every D sweeps equal the whole box
   const Extents e3(19, 11, 16);
   const std::vector<float> field3 = relax::testing::variable_couplings(e3.nx, e3.ny, e3.nz);
   check_split_equals_whole(relax::testing::VariableDiffusion7{field3.data(), e3.nx, e3.ny}, e3, 4, 2, 2);
+}
+
+TEST_CASE("a solve on k slabs equals the single-domain solve: sweeps, checks, rho and bits",
+          "[decomposition][reference]") {
+  relax::SolveOptions options;
+  options.record_history = true;
+  auto check = [&](const auto& s, const Extents& e, int k, int h, int m, const relax::SolveOptions& o) {
+    using T = typename std::decay_t<decltype(s)>::value_type;
+    HostGrid<T> u(e), b(e);
+    relax::testing::fill_random(u, 23 + e.nx, 0.0, 10.0);
+    relax::testing::fill_random(b, 29 + e.slowest());
+    HostGrid<T> whole = u, scratch = u;
+    const relax::SolveReport want = ref::solve(s, whole, scratch, b, m, o);
+    const relax::SolveReport got = ref::solve_split(s, Decomposition(e, k, h), u, b, m, o);
+    INFO("box " << e.to_text() << ", k = " << k << ", H = " << h << ", M = " << m);
+    relax::testing::check_same_report(got, want);
+    CHECK(relax::testing::same_bits(u, whole));
+  };
+  for (int k : {1, 2, 3, 4})
+    for (int h : {1, 2, 3}) {
+      check(relax::Stencil5<float>(10.0), Extents(40, 37), k, h, 8, options);
+      check(relax::Stencil7<float>(1.0), Extents(13, 11, 14), k, h, 5, options);  // M not a multiple of H
+    }
+  relax::SolveOptions capped = options;
+  capped.max_sweeps = 21;
+  capped.tol = 1e-30;
+  check(relax::Stencil5<double>(100.0), Extents(30, 20), 3, 2, 8, capped);
+  HostGrid<float> other(Extents(10, 11));
+  CHECK_THROWS_WITH(ref::solve_split(relax::Stencil5<float>(1.0), Decomposition(Extents(10, 10), 2, 1), other,
+                                     other, 8, options),
+                    Catch::Contains("the decomposition's box 10 x 10"));
 }

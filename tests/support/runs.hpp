@@ -19,6 +19,20 @@ inline DiffusionParams diffusion_params(std::int64_t n, double r, Source src, in
   return p;
 }
 
+//! Two solves that must agree: status, sweeps, checks, ρ, ‖b‖ and ρ at every recorded check.
+inline void check_same_report(const SolveReport& got, const SolveReport& want) {
+  CHECK(got.status == want.status);
+  CHECK(got.sweeps == want.sweeps);
+  CHECK(got.checks == want.checks);
+  CHECK(got.rho == want.rho);
+  CHECK(got.rhs_norm == want.rhs_norm);
+  REQUIRE(got.history.size() == want.history.size());
+  for (std::size_t c = 0; c < got.history.size(); ++c) {
+    CHECK(got.history[c].sweeps == want.history[c].sweeps);
+    CHECK(got.history[c].rho == want.history[c].rho);
+  }
+}
+
 //! Same statuses, sweeps, checks and ρ for every step, and the same final state bit for bit.
 template <class T>
 void check_same_run(const RunReport& got, const HostGrid<T>& got_u, const RunReport& want,

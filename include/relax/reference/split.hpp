@@ -1,12 +1,17 @@
 #pragma once
 //! \file
 //! The host emulation of a slab decomposition (`relax/domain/decomposition.hpp`): cut a global
-//! grid into the slabs' local grids, exchange their halo rows as a Comm policy would, and put
-//! the owned rows back. The multi-sub-domain solvers are checked against it and against the
-//! single-domain reference.
+//! grid into the slabs' local grids, exchange their halo rows as a Comm policy would, put the
+//! owned rows back, and a whole solve on the slabs (`solve_split`) with the contract the
+//! multi-sub-domain solvers keep: H sweeps between exchanges (H the halo), an exchange before
+//! every check, ρ from the owned rows of every slab (a max, so the order of the slabs does not
+//! matter), the single-domain stop decision. It equals the single-domain reference solve.
 
+#include <relax/control/report.hpp>
+#include <relax/control/stop.hpp>
 #include <relax/domain/decomposition.hpp>
 #include <relax/domain/grid.hpp>
+#include <relax/reference/jacobi.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -65,6 +70,46 @@ void exchange(std::vector<HostGrid<T>>& locals, const Decomposition& d) {
     if (me.has_prev) take(me.receive_from_prev(), s - 1);
     if (me.has_next) take(me.receive_from_next(), s + 1);
   }
+}
+
+//! Solves A u = b on the slabs of `d` by synchronous sweeps, a check every `check_interval`
+//! sweeps: the same report and final `u` as `solve(s, u, scratch, b, check_interval, options)`
+//! on the whole box. `u` is the global grid (its ring the boundary values).
+template <class S, class T = typename S::value_type>
+SolveReport solve_split(const S& s, const Decomposition& d, HostGrid<T>& u, const HostGrid<T>& b,
+                        int check_interval, const SolveOptions& options, Exec exec = {}) {
+  options.validate();
+  relax::detail::require(check_interval >= 1, "check_interval", check_interval, "at least 1 sweep between checks");
+  relax::detail::require(u.layout().extents == d.global() && b.layout().extents == d.global(), "u",
+                         u.layout().extents.to_text(), ("the decomposition's box " + d.global().to_text()).c_str());
+  SolveReport report;
+  report.rhs_norm = static_cast<double>(rhs_norm(s, u, b, exec));  // the global system's ‖b‖
+  std::vector<HostGrid<T>> us = scatter(u, d), bs = scatter(b, d), scratch = us;
+  const StopCriterion stop = criterion(options);
+  for (;;) {
+    const std::int64_t batch = std::min<std::int64_t>(check_interval, options.max_sweeps - report.sweeps);
+    for (std::int64_t done = 0; done < batch;) {
+      const std::int64_t round = std::min<std::int64_t>(d[0].halo, batch - done);
+      for (int p = 0; p < d.size(); ++p) {
+        const auto k = static_cast<std::size_t>(p);
+        sweeps(s, us[k], scratch[k], bs[k], SyncSchedule{}, round, exec);
+      }
+      exchange(us, d);
+      done += round;
+    }
+    report.sweeps += batch;
+    gather(us, d, u);
+    const double norm = static_cast<double>(residual_norm(s, u, b, exec));
+    report.rho = StopCriterion::relative(norm, report.rhs_norm);
+    ++report.checks;
+    if (options.record_history) report.history.push_back({report.sweeps, report.rho});
+    const StopReason decision = stop.decide(norm, report.rhs_norm, report.sweeps);
+    if (decision != StopReason::go_on) {
+      report.status = to_solve_status(decision);
+      break;
+    }
+  }
+  return report;
 }
 
 }  // namespace relax::reference
