@@ -5,6 +5,7 @@
 // grid barrier that cannot complete ends with an error instead of a hang.
 #include <catch2/catch.hpp>
 
+#include "gpu_runs.hpp"
 #include "grids.hpp"
 #include "runs.hpp"
 
@@ -25,21 +26,11 @@ namespace {
 
 using OnDevice = relax::DeviceLoop<relax::Sync>;
 
-template <class S, class Strategy>
-relax::RunReport diffusion_run(const relax::DiffusionParams& p, HostGrid<typename S::value_type>& final_state,
-                               int m = 8, const relax::SolveOptions& options = {}) {
-  relax::Solver<S, Strategy, relax::Fixed> solver(p.extents(), S(p.r), relax::Fixed(m), options);
-  relax::DiffusionState<typename S::value_type> state(p, solver.stream());
-  const relax::RunReport run = relax::run_diffusion(solver, state);
-  final_state = relax::to_host(state.u(), solver.stream());
-  return run;
-}
-
 template <class S>
 void check_same_as_host_loop(const relax::DiffusionParams& p, int m = 8, const relax::SolveOptions& options = {}) {
   HostGrid<typename S::value_type> host_u, device_u;
-  const auto want = diffusion_run<S, relax::Sync>(p, host_u, m, options);
-  const auto got = diffusion_run<S, OnDevice>(p, device_u, m, options);
+  const auto want = relax::testing::gpu_diffusion<S, relax::Sync>(p, host_u, relax::Fixed(m), options);
+  const auto got = relax::testing::gpu_diffusion<S, OnDevice>(p, device_u, relax::Fixed(m), options);
   INFO("box " << p.extents().to_text() << ", r = " << p.r << ", source " << relax::to_string(p.source) << ", M = " << m);
   relax::testing::check_same_run(got, device_u, want, host_u);
 }

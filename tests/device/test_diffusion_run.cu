@@ -2,6 +2,7 @@
 // the reference backend: identical sweep counts and ρ for every step, identical final bits.
 #include <catch2/catch.hpp>
 
+#include "gpu_runs.hpp"
 #include "runs.hpp"
 
 #include <relax/reference/diffusion.hpp>
@@ -21,11 +22,8 @@ void check_run_matches(const relax::DiffusionParams& p, int m, const relax::Solv
   HostGrid<T> expected;
   const auto want = ref::run_diffusion<T>(p, m, opt, ref::Exec::openmp(), &expected);
 
-  relax::Solver<relax::Stencil5<T>, Strategy, relax::Fixed> solver(p.n, relax::Stencil5<T>(p.r),
-                                                                   relax::Fixed(m), opt);
-  relax::DiffusionState<T> state(p, solver.stream());
-  const auto got = relax::run_diffusion(solver, state);
-  const HostGrid<T> u = relax::to_host(state.u(), solver.stream());
+  HostGrid<T> u;
+  const auto got = relax::testing::gpu_diffusion<relax::Stencil5<T>, Strategy>(p, u, relax::Fixed(m), opt);
 
   INFO("N = " << p.n << ", r = " << p.r << ", source " << relax::to_string(p.source) << ", M = " << m);
   relax::testing::check_same_run(got, u, want, expected);

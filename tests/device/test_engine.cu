@@ -4,6 +4,7 @@
 // solver, and the device evaluation of the stop criterion against the host's.
 #include <catch2/catch.hpp>
 
+#include "gpu_runs.hpp"
 #include "grids.hpp"
 #include "runs.hpp"
 #include "stop_sequences.hpp"
@@ -155,12 +156,7 @@ namespace {
 template <class Strategy, class Controller = relax::Fixed>
 relax::RunReport gpu_run_3d(const relax::DiffusionParams& p, HostGrid<float>& final_state,
                             Controller controller = relax::Fixed(8)) {
-  relax::Solver<relax::Stencil7<float>, Strategy, Controller> solver(p.extents(), relax::Stencil7<float>(p.r),
-                                                                     controller);
-  relax::DiffusionState<float> state(p, solver.stream());
-  const relax::RunReport run = relax::run_diffusion(solver, state);
-  final_state = relax::to_host(state.u(), solver.stream());
-  return run;
+  return relax::testing::gpu_diffusion<relax::Stencil7<float>, Strategy>(p, final_state, controller);
 }
 }  // namespace
 

@@ -3,6 +3,7 @@
 // bits); BlockAsync<1> against Sync; BlockAsync<D> runs against their host emulation.
 #include <catch2/catch.hpp>
 
+#include "gpu_runs.hpp"
 #include "runs.hpp"
 
 #include <relax/control/feedback.hpp>
@@ -56,12 +57,7 @@ using relax::testing::diffusion_params;
 template <class Strategy, class Controller = relax::Fixed>
 relax::RunReport gpu_run(const relax::DiffusionParams& p, HostGrid<float>& u,
                          Controller controller = relax::Fixed(8)) {
-  relax::Solver<relax::Stencil5<float>, Strategy, Controller> solver(
-      p.n, relax::Stencil5<float>(p.r), controller);
-  relax::DiffusionState<float> state(p, solver.stream());
-  const auto run = relax::run_diffusion(solver, state);
-  u = relax::to_host(state.u(), solver.stream());
-  return run;
+  return relax::testing::gpu_diffusion<relax::Stencil5<float>, Strategy>(p, u, controller);
 }
 
 template <int D>

@@ -137,6 +137,13 @@ class Solver {
     detail::require_layout(u.layout(), scratch_.layout(), "u");
     detail::require_layout(b.layout(), scratch_.layout(), "b");
     if constexpr (runs_on_device_v<Strategy>) return device_solve(u, b, stream);
+    else return host_solve(u, b, stream);
+  }
+
+ private:
+  // The host loop: batches of sweeps launched from here, ρ read back at every check (blocking,
+  // or overlapped with the next batch).
+  SolveReport host_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream) {
     using clock = std::chrono::steady_clock;
     SolveReport report = begin(u, b, stream);
     const StopCriterion stop = criterion(options_);
@@ -224,7 +231,6 @@ class Solver {
     return report;
   }
 
- private:
   // What every solve does first: start the timer, give the workspace u's boundary ring, tell the
   // controller, and compute ‖b‖ (the report it returns holds it).
   SolveReport begin(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream) {

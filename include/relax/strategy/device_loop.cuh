@@ -223,7 +223,9 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>> {
     return result;
   }
 
-  //! `batch.sweeps` sweeps in one launch with grid barriers between them and no check.
+  //! `batch.sweeps` sweeps in one launch with grid barriers between them and no check (the batch
+  //! interface of every sweeper). It allocates its own report words per call; a solver keeps a
+  //! `DeviceLoopWorkspace` and calls `solve` instead.
   template <class S, class T>
   static void run(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
                   const Batch& batch, cudaStream_t stream) {
