@@ -322,8 +322,28 @@ const int registered = [] {
         benchmark::RegisterBenchmark(("loop_sweep/Sync" + tail).c_str(), loop_sweep<relax::Stencil5<float>, relax::Sync>)
             ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
     }
+  // The on-chip device loop (tiles resident in shared memory; grids up to about 1400²).
+  for (std::int64_t n : {128, 256, 512, 1024})
+    for (std::int64_t m : {8, 0}) {
+      const std::string tail = "/checks:" + std::to_string(m) + "/N:" + std::to_string(n);
+      benchmark::RegisterBenchmark(("loop_sweep/DeviceLoop_OnChip4" + tail).c_str(),
+                                   loop_sweep<relax::Stencil5<float>, relax::DeviceLoop<relax::TemporalBlock<4, relax::OnChip>>>)
+          ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+      benchmark::RegisterBenchmark(("loop_sweep/DeviceLoop_OnChip8" + tail).c_str(),
+                                   loop_sweep<relax::Stencil5<float>, relax::DeviceLoop<relax::TemporalBlock<8, relax::OnChip>>>)
+          ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+    }
   register_solve<relax::Sync>("Sync", 256, 10);
   for (std::int64_t n : {256, 512, 1024, 4096}) register_solve<relax::DeviceLoop<relax::Sync>>("DeviceLoop_Sync", n, 10);
+  // Ten steps in L2: the on-chip loop against the launch-based strategies of the same run.
+  for (std::int64_t n : {256, 512, 1024})
+    for (std::int64_t r : {1, 10, 100}) {
+      register_solve<relax::DeviceLoop<relax::TemporalBlock<4, relax::OnChip>>>("DeviceLoop_OnChip4", n, r);
+      register_solve<relax::DeviceLoop<relax::TemporalBlock<8, relax::OnChip>>>("DeviceLoop_OnChip8", n, r);
+      if (r != 10) continue;
+      register_solve<relax::TemporalBlock<4, relax::ColumnStream>>("TemporalBlock4_stream", n, r);
+      if (n != 1024) register_solve<relax::TemporalBlock<8, relax::ColumnStream>>("TemporalBlock8_stream", n, r);
+    }
   for (std::int64_t per_sm : {1, 0}) {
     const std::string tail = "/blocks_per_sm:" + std::string(per_sm ? "1" : "all");
     benchmark::RegisterBenchmark(("grid_barrier/relax" + tail).c_str(), grid_barrier<true>)

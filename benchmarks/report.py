@@ -105,21 +105,49 @@ def figures(rows, runs):
     if "Sync" in solves3d:
         best = min(row["real_time"] for row in solves3d.values())
         f["best3d_over_sync3d_time_r10_N256"] = round(solves3d["Sync"]["real_time"] / best, 3)
-    # The device loop: µs per sweep with a device check every 8 sweeps, and ten steps at r = 10
-    # against Sync's host loop measured in the same run (the other launch-based strategies were
-    # not in that run, so this is not "the best launch-based strategy").
+    # The device loops: µs per sweep with a device check every 8 sweeps (the best inner schedule,
+    # and DeviceLoop<Sync> on its own), the grid barriers on their own, and ten steps against
+    # the launch-based strategies of the same run.
     for n in (256, 1024):
-        row = rows.get(f"loop_sweep/DeviceLoop_Sync/checks:8/N:{n}")
+        loops = {m.group(1): row for name, row in rows.items()
+                 if (m := re.fullmatch(rf"loop_sweep/(DeviceLoop_\w+)/checks:8/N:{n}", name))}
+        if loops:
+            best = min(loops, key=lambda k: loops[k]["us_per_sweep"])
+            f[f"persistent_us_per_sweep_N{n}"] = round(loops[best]["us_per_sweep"], 2)
+            print(f"persistent_us_per_sweep_N{n}: {best}")
+        if "DeviceLoop_Sync" in loops:
+            f[f"device_loop_sync_us_per_sweep_N{n}"] = round(loops["DeviceLoop_Sync"]["us_per_sweep"], 2)
+    for key, name in (("grid_barrier_us", "relax/blocks_per_sm:all"),
+                      ("grid_barrier_us_one_per_sm", "relax/blocks_per_sm:1"),
+                      ("grid_sync_us", "cg_grid_sync/blocks_per_sm:all"),
+                      ("grid_sync_us_one_per_sm", "cg_grid_sync/blocks_per_sm:1")):
+        row = rows.get(f"grid_barrier/{name}")
         if row:
-            f[f"persistent_us_per_sweep_N{n}"] = round(row["us_per_sweep"], 2)
-    row = rows.get("grid_barrier/relax/blocks_per_sm:all")
-    if row:
-        f["grid_barrier_us"] = round(row["us_per_barrier"], 3)
+            f[key] = round(row["us_per_barrier"], 3)
     for n in (256, 512, 1024, 4096):
         row = rows.get(f"diffusion_solve/DeviceLoop_Sync/r:10/N:{n}")
         sync = runs[row["_file"]].get(f"diffusion_solve/Sync/r:10/N:{n}") if row else None
         if sync:
             f[f"device_loop_over_sync_time_r10_N{n}"] = round(sync["real_time"] / row["real_time"], 2)
+    # persistent_over_best: the best launch-based time over the best device-loop time, both
+    # from the run of the newest device-loop row (a ratio above 1: the device loop is faster).
+    for n in (256, 512, 1024, 16384):
+        loops = [row for name, row in rows.items()
+                 if re.fullmatch(rf"diffusion_solve/DeviceLoop_\w+/r:10/N:{n}", name)]
+        if not loops:
+            continue
+        run = runs[loops[0]["_file"]]
+        same = {m.group(1): row for name, row in run.items()
+                if (m := re.fullmatch(rf"diffusion_solve/(\w+)/r:10/N:{n}", name))}
+        device = {k: v for k, v in same.items() if k.startswith("DeviceLoop_")}
+        launch = {k: v for k, v in same.items() if not k.startswith("DeviceLoop_")}
+        if device and launch:
+            d = min(device, key=lambda k: device[k]["real_time"])
+            l = min(launch, key=lambda k: launch[k]["real_time"])
+            f[f"persistent_over_best_time_r10_N{n}"] = round(launch[l]["real_time"] / device[d]["real_time"], 2)
+            f[f"persistent_best_time_r10_N{n}_ms"] = round(device[d]["real_time"], 3)
+            f[f"launch_best_time_r10_N{n}_ms"] = round(launch[l]["real_time"], 3)
+            print(f"persistent_over_best_time_r10_N{n}: {d} against {l}")
     return f
 
 

@@ -17,7 +17,7 @@ namespace relax::driver {
 
 enum class Backend { automatic, gpu, cpu };
 enum class Precision { float32, float64 };
-enum class StrategyName { automatic, sync, temporal, blockasync, device_loop };
+enum class StrategyName { automatic, sync, temporal, blockasync, device_loop, on_chip };
 
 inline const char* to_string(StrategyName s) {
   switch (s) {
@@ -26,6 +26,7 @@ inline const char* to_string(StrategyName s) {
     case StrategyName::temporal: return "temporal";
     case StrategyName::blockasync: return "blockasync";
     case StrategyName::device_loop: return "device-loop";
+    case StrategyName::on_chip: return "on-chip";
   }
   return "?";
 }
@@ -59,8 +60,10 @@ inline const char* usage() {
          "  --strategy S       auto (picked from N, r and the GPU's L2) | sync | temporal\n"
          "                     (exact, D sweeps per pass) | blockasync (stale halos, D local\n"
          "                     sweeps per pass) | device-loop (Sync's sweeps, the solve's loop and\n"
-         "                     its checks in one GPU kernel) (default auto)\n"
-         "  --depth D          D for temporal and blockasync: 1, 2, 4 or 8 (default 4)\n"
+         "                     its checks in one GPU kernel) | on-chip (the loop in one kernel, every\n"
+         "                     tile kept in shared memory, D exact sweeps per halo exchange; grids\n"
+         "                     up to about 1400^2 points) (default auto)\n"
+         "  --depth D          D for temporal, blockasync and on-chip: 1, 2, 4 or 8 (default 4)\n"
          "  --checks C         blocking | overlapped (sweep on while rho travels; default blocking)\n"
          "  --backend B        auto | gpu | cpu (default auto: the GPU if one is present)\n"
          "  --threads P        reference backend threads, 0 = all (default 0)\n"
@@ -132,7 +135,8 @@ inline Options parse(const std::vector<std::string>& args) {
       else if (v == "temporal") o.strategy = StrategyName::temporal;
       else if (v == "blockasync") o.strategy = StrategyName::blockasync;
       else if (v == "device-loop") o.strategy = StrategyName::device_loop;
-      else throw invalid_argument(opt, v, "auto, sync, temporal, blockasync or device-loop");
+      else if (v == "on-chip") o.strategy = StrategyName::on_chip;
+      else throw invalid_argument(opt, v, "auto, sync, temporal, blockasync, device-loop or on-chip");
     }
     else if (opt == "--checks") {
       if (v == "blocking") o.solve.checks = CheckMode::blocking;

@@ -25,6 +25,8 @@ using Bad = relax::TemporalBlock<9, relax::ColumnStream>;  // the streaming kern
 #elif CASE == 7
 using Bad = relax::Solver<relax::Stencil5<float>, relax::Adaptive, relax::Ladder>;  // Ladder picks no family
 #elif CASE == 8
-using Bad = relax::DeviceLoop<relax::TemporalBlock<4>>;  // inner schedules so far: Sync, SyncTile
+using Bad = relax::DeviceLoop<relax::TemporalBlock<4>>;  // streamed temporal tiles: not built
+#elif CASE == 9
+using Bad = relax::DeviceLoop<relax::TemporalBlock<relax::dynamic, relax::OnChip>>;  // D is fixed on chip
 #endif
 static_assert(sizeof(Bad) > 0);  // instantiates Bad

@@ -1,5 +1,6 @@
-// The device loop (`DeviceLoop<Sync>`: one cooperative kernel per solve, the convergence check
-// and the stop decision on the device) against the host loop of `Sync` with blocking checks:
+// The device loops (`DeviceLoop<Sync>` and the on-chip `DeviceLoop<TemporalBlock<D, OnChip>>`:
+// one cooperative kernel per solve, the convergence check and the stop decision on the device)
+// against the host loop of `Sync` with blocking checks:
 // the same statuses, sweeps, checks, ρ (per check, too) and final bits, on the ten-step problem
 // in 2D and 3D, rectangular and degenerate boxes, the sweep cap and a non-finite residual; and a
 // grid barrier that cannot complete ends with an error instead of a hang.
@@ -17,6 +18,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 using relax::DeviceGrid;
 using relax::Extents;
@@ -25,12 +27,14 @@ using relax::HostGrid;
 namespace {
 
 using OnDevice = relax::DeviceLoop<relax::Sync>;
+template <int D>
+using OnChip = relax::DeviceLoop<relax::TemporalBlock<D, relax::OnChip>>;
 
-template <class S>
+template <class S, class Loop = OnDevice>
 void check_same_as_host_loop(const relax::DiffusionParams& p, int m = 8, const relax::SolveOptions& options = {}) {
   HostGrid<typename S::value_type> host_u, device_u;
   const auto want = relax::testing::gpu_diffusion<S, relax::Sync>(p, host_u, relax::Fixed(m), options);
-  const auto got = relax::testing::gpu_diffusion<S, OnDevice>(p, device_u, relax::Fixed(m), options);
+  const auto got = relax::testing::gpu_diffusion<S, Loop>(p, device_u, relax::Fixed(m), options);
   INFO("box " << p.extents().to_text() << ", r = " << p.r << ", source " << relax::to_string(p.source) << ", M = " << m);
   relax::testing::check_same_run(got, device_u, want, host_u);
 }
@@ -46,14 +50,14 @@ relax::DiffusionParams box(std::int64_t nx, std::int64_t ny, std::int64_t nz, do
 }
 
 // One solve of random data on any box (1 × 1 included), host loop against device loop.
-template <class S>
+template <class Loop, class S>
 void check_random_solve(const Extents& e, const S& s, const relax::SolveOptions& options, int m) {
   using T = typename S::value_type;
   HostGrid<T> u(e), b(e);
   relax::testing::fill_random(u, 3 + e.nx, 0.0, 10.0);
   relax::testing::fill_random(b, 5 + e.ny);
   relax::Solver<S, relax::Sync, relax::Fixed> host_loop(e, s, relax::Fixed(m), options);
-  relax::Solver<S, OnDevice, relax::Fixed> device_loop(e, s, relax::Fixed(m), options);
+  relax::Solver<S, Loop, relax::Fixed> device_loop(e, s, relax::Fixed(m), options);
   DeviceGrid<T> hu = relax::to_device(u, host_loop.stream()), du = relax::to_device(u, device_loop.stream());
   const DeviceGrid<T> hb = relax::to_device(b, host_loop.stream()), db = relax::to_device(b, device_loop.stream());
   const relax::SolveReport want = host_loop.solve(hu, hb);
@@ -65,12 +69,41 @@ void check_random_solve(const Extents& e, const S& s, const relax::SolveOptions&
 
 }  // namespace
 
-TEST_CASE("the device loop equals Sync's host loop on the ten-step problem, 2D", "[device_loop][diffusion]") {
+TEMPLATE_TEST_CASE("the device loop equals Sync's host loop on the ten-step problem, 2D", "[device_loop][diffusion]",
+                   OnDevice, OnChip<4>) {
   const double r = GENERATE(1.0, 10.0, 100.0);
   const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
-  for (std::int64_t n : {3, 70, 257, 1000}) check_same_as_host_loop<relax::Stencil5<float>>(relax::testing::diffusion_params(n, r, src));
-  check_same_as_host_loop<relax::Stencil5<float>>(box(1000, 70, 0, r, src));
-  check_same_as_host_loop<relax::Stencil5<float>>(box(33, 517, 0, r, src));
+  // (The diffusion problem needs N >= 3; 1 × 1 and 2 × 2 boxes are in the random-data test below.)
+  for (std::int64_t n : {3, 70, 257, 1000})
+    check_same_as_host_loop<relax::Stencil5<float>, TestType>(relax::testing::diffusion_params(n, r, src));
+  check_same_as_host_loop<relax::Stencil5<float>, TestType>(box(1000, 70, 0, r, src));
+  check_same_as_host_loop<relax::Stencil5<float>, TestType>(box(33, 517, 0, r, src));
+}
+
+TEST_CASE("the on-chip device loop at other depths, in 3D and in float64", "[device_loop][diffusion][on_chip]") {
+  const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
+  for (std::int64_t n : {3, 70, 257}) {
+    check_same_as_host_loop<relax::Stencil5<float>, OnChip<1>>(relax::testing::diffusion_params(n, 10.0, src, 3));
+    check_same_as_host_loop<relax::Stencil5<float>, OnChip<3>>(relax::testing::diffusion_params(n, 10.0, src, 3));
+    check_same_as_host_loop<relax::Stencil5<float>, OnChip<8>>(relax::testing::diffusion_params(n, 10.0, src, 3));
+  }
+  check_same_as_host_loop<relax::Stencil5<float>, OnChip<8>>(box(33, 517, 0, 100.0, src, 3));
+  check_same_as_host_loop<relax::Stencil5<float>, OnChip<3>>(box(1000, 70, 0, 1.0, src, 3));
+  check_same_as_host_loop<relax::Stencil5<float>, OnChip<4>>(relax::testing::diffusion_params(257, 10.0, src, 3), 5);
+  check_same_as_host_loop<relax::Stencil5<double>, OnChip<4>>(relax::testing::diffusion_params(257, 10.0, src, 3));
+  for (double r : {1.0, 10.0, 100.0}) {
+    check_same_as_host_loop<relax::Stencil7<float>, OnChip<4>>(box(33, 17, 9, r, src));
+    check_same_as_host_loop<relax::Stencil7<float>, OnChip<2>>(box(40, 40, 40, r, src, 3));
+  }
+}
+
+TEST_CASE("the on-chip device loop refuses a grid that does not fit on chip", "[device_loop][validation][on_chip]") {
+  const Extents e(4099, 4099);
+  relax::Solver<relax::Stencil5<float>, OnChip<4>, relax::Fixed> solver(e, relax::Stencil5<float>(1.0));
+  DeviceGrid<float> u(e);
+  const DeviceGrid<float> b(e);
+  CHECK_THROWS_AS(solver.solve(u, b), relax::invalid_argument);
+  CHECK_THROWS_WITH(solver.solve(u, b), Catch::Contains("fits on chip") && Catch::Contains("DeviceLoop<Sync>"));
 }
 
 TEST_CASE("the device loop equals Sync's host loop beyond the L2 and in 3D", "[device_loop][diffusion][3d]") {
@@ -83,24 +116,26 @@ TEST_CASE("the device loop equals Sync's host loop beyond the L2 and in 3D", "[d
   check_same_as_host_loop<relax::Stencil5<double>>(relax::testing::diffusion_params(70, 10.0, src, 3));
 }
 
-TEST_CASE("the device loop on degenerate boxes, with the cap, a history and other M", "[device_loop][sanitize]") {
+TEMPLATE_TEST_CASE("the device loop on degenerate boxes, with the cap, a history and other M", "[device_loop][sanitize]",
+                   OnDevice, OnChip<4>, OnChip<3>) {
   relax::SolveOptions options;
   options.record_history = true;
   for (const Extents& e : {Extents(1, 1), Extents(1, 57), Extents(57, 1), Extents(2, 2), Extents(129, 3)})
-    check_random_solve(e, relax::Stencil5<float>(10.0), options, 8);
+    check_random_solve<TestType>(e, relax::Stencil5<float>(10.0), options, 8);
   for (const Extents& e : {Extents(1, 1, 64), Extents(33, 17, 5)})
-    check_random_solve(e, relax::Stencil7<float>(1.0), options, 3);
+    check_random_solve<TestType>(e, relax::Stencil7<float>(1.0), options, 3);
   options.max_sweeps = 37;  // not a multiple of M: the last batch is shorter
   options.tol = 1e-30;
-  check_random_solve(Extents(70, 50), relax::Stencil5<float>(100.0), options, 8);
-  check_random_solve(Extents(70, 50), relax::Stencil5<float>(100.0), options, 1);
+  check_random_solve<TestType>(Extents(70, 50), relax::Stencil5<float>(100.0), options, 8);
+  check_random_solve<TestType>(Extents(70, 50), relax::Stencil5<float>(100.0), options, 1);
 }
 
-TEST_CASE("a non-finite residual stops the device loop as it stops the host loop", "[device_loop][sanitize]") {
+TEMPLATE_TEST_CASE("a non-finite residual stops the device loop as it stops the host loop", "[device_loop][sanitize]",
+                   OnDevice, OnChip<4>) {
   const Extents e(40, 30);
   HostGrid<float> u(e), b(e);
   b(10, 10) = std::numeric_limits<float>::quiet_NaN();
-  relax::Solver<relax::Stencil5<float>, OnDevice, relax::Fixed> solver(e, relax::Stencil5<float>(1.0));
+  relax::Solver<relax::Stencil5<float>, TestType, relax::Fixed> solver(e, relax::Stencil5<float>(1.0));
   DeviceGrid<float> du = relax::to_device(u, solver.stream());
   const DeviceGrid<float> db = relax::to_device(b, solver.stream());
   const relax::SolveReport got = solver.solve(du, db);
@@ -109,7 +144,8 @@ TEST_CASE("a non-finite residual stops the device loop as it stops the host loop
   CHECK(got.sweeps == 8);
 }
 
-TEST_CASE("the device loop's batch sweeps equal Sync's sweeps", "[device_loop][sanitize]") {
+TEMPLATE_TEST_CASE("the device loop's batch sweeps equal Sync's sweeps", "[device_loop][sanitize]", OnDevice, OnChip<4>,
+                   OnChip<3>) {
   for (const Extents& e : {Extents(1, 1), Extents(70, 1000), Extents(33, 17, 5)}) {
     HostGrid<float> u(e), b(e);
     relax::testing::fill_random(u, 7, 0.0, 10.0);
@@ -120,7 +156,7 @@ TEST_CASE("the device loop's batch sweeps equal Sync's sweeps", "[device_loop][s
     const DeviceGrid<float> db = relax::to_device(b, stream);
     auto sweep = [&](auto stencil) {
       relax::Sweeper<relax::Sync>::run(stencil, a, a_scratch, db, relax::Batch{5}, stream);
-      relax::Sweeper<OnDevice>::run(stencil, c, c_scratch, db, relax::Batch{5}, stream);
+      relax::Sweeper<TestType>::run(stencil, c, c_scratch, db, relax::Batch{5}, stream);
     };
     if (e.rank == 2) sweep(relax::Stencil5<float>(10.0));
     else sweep(relax::Stencil7<float>(10.0));
@@ -129,8 +165,8 @@ TEST_CASE("the device loop's batch sweeps equal Sync's sweeps", "[device_loop][s
   }
 }
 
-TEST_CASE("a grid barrier that cannot complete ends with an error naming the kernel, not a hang",
-          "[device_loop][validation]") {
+TEMPLATE_TEST_CASE("a grid barrier that cannot complete ends with an error naming the kernel, not a hang",
+                   "[device_loop][validation]", OnDevice, OnChip<4>) {
   const Extents e(300, 200);
   HostGrid<float> u(e), b(e);
   relax::testing::fill_random(b, 3);
@@ -144,9 +180,10 @@ TEST_CASE("a grid barrier that cannot complete ends with an error naming the ker
   plan.absent_blocks = 1;                // the barrier waits for a block that does not exist
   relax::DeviceLoopWorkspace<float> workspace;
   const relax::Stencil5<float> s(1.0);
-  auto run = [&] { return relax::Sweeper<OnDevice>::solve(s, du, scratch, db, plan, workspace, false, stream); };
+  auto run = [&] { return relax::Sweeper<TestType>::solve(s, du, scratch, db, plan, workspace, false, stream); };
+  const char* kernel = std::is_same_v<TestType, OnDevice> ? "persistent_sync_kernel" : "on_chip_kernel";
   CHECK_THROWS_AS(run(), relax::device_loop_error);
-  CHECK_THROWS_WITH(run(), Catch::Contains("persistent_sync_kernel") && Catch::Contains("did not complete"));
+  CHECK_THROWS_WITH(run(), Catch::Contains(kernel) && Catch::Contains("did not complete"));
   // The device and the workspace serve the next solve.
   plan.absent_blocks = 0;
   const relax::detail::DeviceLoopResult r = run();

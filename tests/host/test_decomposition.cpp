@@ -10,6 +10,7 @@
 #include "../support/variable.hpp"
 
 #include <relax/domain/decomposition.hpp>
+#include <relax/domain/tile.hpp>
 #include <relax/reference/jacobi.hpp>
 #include <relax/reference/split.hpp>
 #include <relax/stencil/stencil5.hpp>
@@ -163,4 +164,78 @@ TEST_CASE("a solve on k slabs equals the single-domain solve: sweeps, checks, rh
   CHECK_THROWS_WITH(ref::solve_split(relax::Stencil5<float>(1.0), Decomposition(Extents(10, 10), 2, 1), other,
                                      other, 8, options),
                     Catch::Contains("the decomposition's box 10 x 10"));
+}
+
+// The on-chip device loop's tiling (`choose_resident_tiles`): the host arithmetic the kernel
+// trusts. Every grid point belongs to exactly one tile, the limits hold, and a halo reaches only
+// the adjacent tiles.
+namespace {
+template <int Rank>
+void check_tiling(std::int64_t nx, std::int64_t ny, std::int64_t nz, int halo, int max_tiles, std::int64_t max_cells,
+                  int pad = 1) {
+  const relax::detail::ResidentTiles t =
+      relax::detail::choose_resident_tiles<Rank>(nx, ny, nz, halo, max_tiles, max_cells, pad);
+  INFO("grid " << nx << " x " << ny << " x " << nz << ", halo " << halo << ", at most " << max_tiles << " tiles of "
+               << max_cells << " cells");
+  REQUIRE(t.found());
+  CHECK(t.halo == halo);
+  CHECK(t.count() <= max_tiles);
+  const auto r = t.template region<Rank>();
+  CHECK(static_cast<std::int64_t>((r.rx + pad - 1) / pad * pad) * r.ry * r.rz <= max_cells);
+  // Tiles cover each axis with no empty tile: count = ceil(n / tile), and the last tile is not empty.
+  const std::int64_t n[3] = {nx, ny, Rank == 3 ? nz : 1};
+  const int tile[3] = {t.tile_x, t.tile_y, t.tile_z}, count[3] = {t.count_x, t.count_y, t.count_z};
+  for (int a = 0; a < 3; ++a) {
+    CHECK(static_cast<std::int64_t>(count[a]) * tile[a] >= n[a]);
+    CHECK(static_cast<std::int64_t>(count[a] - 1) * tile[a] < n[a]);
+    if (count[a] > 1) CHECK(tile[a] >= halo);
+  }
+}
+}  // namespace
+
+TEST_CASE("the on-chip tiling covers the grid within its limits", "[decomposition][on_chip]") {
+  for (std::int64_t n : {1, 2, 3, 70, 256, 257, 1000})
+    for (int halo : {1, 4, 8}) {
+      check_tiling<2>(n, n, 1, halo, 132, 16384);
+      check_tiling<2>(n, n, 1, halo, 132, 16384, 4);
+    }
+  check_tiling<2>(1000, 70, 1, 4, 132, 16384, 4);
+  check_tiling<2>(33, 517, 1, 8, 132, 16384, 2);
+  check_tiling<2>(1, 4000, 1, 3, 132, 16384, 4);
+  check_tiling<3>(33, 17, 9, 4, 132, 16384, 4);
+  check_tiling<3>(64, 64, 64, 2, 132, 16384, 4);
+  check_tiling<3>(1, 1, 64, 4, 132, 16384, 2);
+}
+
+TEST_CASE("the on-chip tiling takes the smallest regions, then the fewest tiles", "[decomposition][on_chip]") {
+  using relax::detail::choose_resident_tiles;
+  for (std::int64_t n : {70, 256, 1000})
+    for (int halo : {1, 4, 8}) {
+      const auto t = choose_resident_tiles<2>(n, n, 1, halo, 132, 16384, 4);
+      const auto r = t.region<2>();
+      const std::int64_t cells = (r.rx + 3) / 4 * 4 * r.ry;
+      INFO("N = " << n << ", halo " << halo);
+      // Every tiling of at most 132 tiles has at least as many cells per region, and those with
+      // as many have at least as many tiles.
+      for (std::int64_t cx = 1; cx <= 132; ++cx)
+        for (std::int64_t cy = 1; cx * cy <= 132; ++cy) {
+          const std::int64_t tx = (n + cx - 1) / cx, ty = (n + cy - 1) / cy;
+          const std::int64_t kx = (n + tx - 1) / tx, ky = (n + ty - 1) / ty;
+          if ((kx > 1 && tx < halo) || (ky > 1 && ty < halo)) continue;
+          const std::int64_t c = (tx + 2 * halo + 3) / 4 * 4 * (ty + 2 * halo);
+          CHECK(c >= cells);
+          if (c == cells) CHECK(kx * ky >= t.count());
+        }
+    }
+  // A grid that fits one tile best takes one tile.
+  const auto one = choose_resident_tiles<2>(1, 1, 1, 8, 132, 16384);
+  CHECK(one.count() == 1);
+}
+
+TEST_CASE("a grid too large for the chip has no on-chip tiling", "[decomposition][on_chip]") {
+  using relax::detail::choose_resident_tiles;
+  CHECK_FALSE(choose_resident_tiles<2>(4099, 4099, 1, 4, 132, 16384).found());
+  CHECK_FALSE(choose_resident_tiles<3>(256, 256, 256, 2, 132, 16384).found());
+  // Too many tiles needed: 2 tiles of at most 30 cells cannot hold 30 × 1 points with a 1-cell halo.
+  CHECK_FALSE(choose_resident_tiles<2>(30, 1, 1, 1, 2, 30).found());
 }

@@ -9,6 +9,7 @@
 #include <relax/domain/shape.hpp>
 #include <relax/stencil/traits.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -83,6 +84,56 @@ RELAX_HOST_DEVICE inline void cell_coordinates(int c, const TileRegion& r, int& 
   cj = c % r.rx;
   ci = c / r.rx % r.ry;
   ck = c / (r.rx * r.ry);
+}
+
+//! The tiles of a device loop that keeps one tile per block resident on chip
+//! (`DeviceLoop<TemporalBlock<D, OnChip>>`): `count_*` tiles of `tile_*` points along each axis
+//! (the last one on an axis may be shorter), each held with a halo `halo` cells wide.
+struct ResidentTiles {
+  int tile_x = 0, tile_y = 0, tile_z = 1;
+  int count_x = 0, count_y = 0, count_z = 1;
+  int halo = 0;
+  RELAX_HOST_DEVICE int count() const { return count_x * count_y * count_z; }
+  template <int Rank>
+  RELAX_HOST_DEVICE TileRegion region() const { return tile_region<Rank>(tile_x, tile_y, tile_z, halo); }
+  //! False when no tiling met the limits.
+  bool found() const { return count_x > 0; }
+};
+
+//! The resident tiling of an `nx × ny (× nz)` interior with a `halo`-wide halo: at most
+//! `max_tiles` tiles (the blocks that can be co-resident), each region at most `max_cells` cells
+//! (what shared memory holds) with its rows padded to a multiple of `pad` cells. Every tile is at least `halo` points
+//! along an axis that has more than one tile, so a halo reaches only the adjacent tiles (and the
+//! ring). Among the tilings that fit it takes the fewest cells per region (a sweep's time is
+//! one block's: its shared-memory traffic grows with its cells, and every block runs on its own
+//! SM), then the fewest tiles (fewer blocks at the barriers). A first objective, the fewest
+//! rounds of the block's threads and then the fewest tiles, put 256² with an 8-cell halo on 36
+//! SMs and measured 1.5 µs a sweep against 1.1 on 132. Returns a tiling whose `found()` is false
+//! when none fits.
+template <int Rank>
+ResidentTiles choose_resident_tiles(std::int64_t nx, std::int64_t ny, std::int64_t nz, int halo, int max_tiles,
+                                    std::int64_t max_cells, int pad = 1) {
+  const auto tile_count = [](std::int64_t n, std::int64_t t) { return (n + t - 1) / t; };
+  ResidentTiles best;
+  std::int64_t best_key[2] = {0, 0};
+  const std::int64_t top_z = Rank == 3 ? std::min<std::int64_t>(nz, max_tiles) : 1;
+  for (std::int64_t cz = 1; cz <= top_z; ++cz)
+    for (std::int64_t cy = 1; cy <= std::min<std::int64_t>(ny, max_tiles / cz); ++cy)
+      for (std::int64_t cx = 1; cx <= std::min<std::int64_t>(nx, max_tiles / (cz * cy)); ++cx) {
+        const std::int64_t tx = tile_count(nx, cx), ty = tile_count(ny, cy), tz = Rank == 3 ? tile_count(nz, cz) : 1;
+        const std::int64_t kx = tile_count(nx, tx), ky = tile_count(ny, ty), kz = Rank == 3 ? tile_count(nz, tz) : 1;
+        if ((kx > 1 && tx < halo) || (ky > 1 && ty < halo) || (kz > 1 && tz < halo)) continue;
+        const std::int64_t cells =
+            tile_count(tx + 2 * halo, pad) * pad * (ty + 2 * halo) * (Rank == 3 ? tz + 2 * halo : 1);
+        if (cells > max_cells) continue;
+        const std::int64_t key[2] = {cells, kx * ky * kz};
+        const bool better = !best.found() || key[0] < best_key[0] || (key[0] == best_key[0] && key[1] < best_key[1]);
+        if (!better) continue;
+        best = {static_cast<int>(tx), static_cast<int>(ty), static_cast<int>(tz),
+                static_cast<int>(kx), static_cast<int>(ky), static_cast<int>(kz), halo};
+        for (int q = 0; q < 2; ++q) best_key[q] = key[q];
+      }
+  return best;
 }
 
 }  // namespace relax::detail

@@ -44,6 +44,12 @@ struct has_deepest_depth : std::false_type {};
 template <class Sweeper, class S, class T>
 struct has_deepest_depth<Sweeper, S, T, std::void_t<decltype(Sweeper::template deepest_depth<S, T>())>>
     : std::true_type {};
+// Whether a device-loop sweeper computes ‖b‖ in its kernel (`rhs_norm_on_device`).
+template <class Sweeper, class = void>
+struct rhs_norm_on_device : std::false_type {};
+template <class Sweeper>
+struct rhs_norm_on_device<Sweeper, std::void_t<decltype(Sweeper::rhs_norm_on_device)>>
+    : std::bool_constant<Sweeper::rhs_norm_on_device> {};
 }  // namespace detail
 
 template <class Stencil_, class Strategy_, class Controller_ = Fixed>
@@ -233,28 +239,34 @@ class Solver {
 
   // What every solve does first: start the timer, give the workspace u's boundary ring, tell the
   // controller, and compute ‖b‖ (the report it returns holds it).
-  SolveReport begin(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream) {
+  // (A device loop that computes ‖b‖ in its kernel skips it here: one round trip less.)
+  SolveReport begin(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream,
+                    bool with_rhs_norm = true) {
     timer_.start(stream);
     copy(u, scratch_, stream);
     detail::begin_solve(controller_, {is_exact_strategy_v<Strategy>, runs_chosen_family_v<Strategy>,
                                       working_set_over_l2_, depth_limit_, options_.tol});
     SolveReport report;
-    report.rhs_norm = static_cast<double>(rhs_norm(stencil_, u, b, slot_, stream));
+    if (with_rhs_norm) report.rhs_norm = static_cast<double>(rhs_norm(stencil_, u, b, slot_, stream));
+    else detail::require_system<Stencil>(u, b, "u");
     return report;
   }
 
   // The device loop: one launch runs the solve; the report is read back once. Sweeps, checks, ρ
   // and the iterate are those of the host loop with blocking checks.
   SolveReport device_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream) {
-    SolveReport report = begin(u, b, stream);
+    constexpr bool rhs_on_device = detail::rhs_norm_on_device<Sweeper<Strategy>>::value;
+    SolveReport report = begin(u, b, stream, !rhs_on_device);
     detail::DeviceLoopPlan plan;
     plan.stop = criterion(options_);
     plan.rhs_norm = report.rhs_norm;
+    plan.rhs_on_device = rhs_on_device;
     plan.check_every = controller_.sweeps_before_check();
     plan.history_capacity = loop_->history_capacity();
     const detail::DeviceLoopResult r =
         Sweeper<Strategy>::solve(stencil_, u, scratch_, b, plan, *loop_, options_.record_history, stream);
     timer_.stop(stream);
+    if constexpr (rhs_on_device) report.rhs_norm = r.rhs_norm;
     report.sweeps = r.sweeps;
     report.checks = r.checks;
     report.rho = StopCriterion::relative(r.norm, report.rhs_norm);

@@ -18,6 +18,7 @@
 //! declares its pointers `__restrict__`); keep it so, and check the PTX after changing the walk. After a `device_loop_error` the contents of `u` are
 //! unspecified (a partly swept iterate).
 
+#include <relax/agent/resident_tile.cuh>
 #include <relax/agent/residual.cuh>
 #include <relax/agent/vector_walk.cuh>
 #include <relax/control/stop.hpp>
@@ -33,6 +34,7 @@
 #include <relax/strategy/device_loop.hpp>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/traits.hpp>
+#include <relax/strategy/tuning.hpp>
 
 #include <cuda/atomic>
 
@@ -49,6 +51,7 @@ namespace detail {
 struct DeviceLoopPlan {
   StopCriterion stop;
   double rhs_norm = 0.0;
+  bool rhs_on_device = false;  //!< the kernel computes ‖b‖ itself (rhs_norm is then ignored)
   std::int64_t check_every = 0;
   std::int64_t history_capacity = 0;        //!< norms kept, one per check (0: none)
   std::uint64_t barrier_timeout_ns = 20'000'000'000ull;  //!< 20 s: a barrier takes microseconds
@@ -61,29 +64,107 @@ struct DeviceLoopState {
   GridBarrierState barrier;
   arith::bits_t<T> norms[3];
   arith::bits_t<T> last_norm;
+  arith::bits_t<T> rhs_norm;  //!< ‖b‖∞ when the kernel computes it
   std::int64_t sweeps;
   std::int64_t checks;
   int reason;
+  int in_scratch;  //!< 1: the iterate ended in w (the on-chip loop)
+};
+
+//! What every block of a device loop keeps: the counts, the last norm and the stop reason, and
+//! the convergence check they all take part in. Block 0's thread 0 (the leader) writes the
+//! history and the report.
+template <class T>
+struct DeviceLoopCounters {
+  using Bits = arith::bits_t<T>;
+  const DeviceLoopPlan& plan;
+  DeviceLoopState<T>* state;
+  Bits* history;
+  GridBarrier barrier;
+  bool leader;
+  std::int64_t sweeps = 0, checks = 0;
+  std::int64_t checked_sweeps = 0;  //!< the sweeps at the last post
+  double rhs_norm;                  //!< ‖b‖ (from the plan, or the kernel's after the first check)
+  unsigned int token = 0;           //!< the last post's barrier token (thread 0)
+  Bits norm = 0;
+  StopReason reason = StopReason::go_on;
+
+  __device__ DeviceLoopCounters(const DeviceLoopPlan& p, DeviceLoopState<T>* s, Bits* h)
+      : plan(p), state(s), history(h), barrier{&s->barrier, gridDim.x + p.absent_blocks, p.barrier_timeout_ns},
+        leader(blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0), rhs_norm(p.rhs_norm) {}
+
+  //! Folds the block's part of ‖b‖ into the state (before the first post, which publishes it).
+  template <int BlockX, int BlockY>
+  __device__ void post_rhs_norm(Bits best) {
+    block_max_into<BlockX, BlockY>(best, &state->rhs_norm);
+  }
+
+  //! Sweeps until the next check (the cap's remainder; all of it when there are no checks).
+  __device__ std::int64_t period() const {
+    const std::int64_t left = plan.stop.max_count - sweeps;
+    return plan.check_every > 0 ? min(plan.check_every, left) : left;
+  }
+
+  //! The check: folds the block's partial `best` into this check's norm slot, meets every block
+  //! at the barrier, reads the slot and decides (every block on the same double, so all leave
+  //! the loop at the same check). False when the barrier failed.
+  template <int BlockX, int BlockY>
+  __device__ bool check(Bits best) {
+    post<BlockX, BlockY>(best);
+    return collect();
+  }
+
+  //! The first half of a check: folds `best` into the slot of check `checks` and arrives at the
+  //! barrier, at `sweeps` sweeps. Three slots rotate: the leader clears the next check's slot,
+  //! which every block read at the check before last (before it arrived at the last barrier,
+  //! which the leader has passed).
+  template <int BlockX, int BlockY>
+  __device__ void post(Bits best) {
+    if (leader) cuda::atomic_ref<Bits, cuda::thread_scope_device>(state->norms[(checks + 1) % 3]).store(0, cuda::memory_order_relaxed);
+    block_max_into<BlockX, BlockY>(best, &state->norms[checks % 3]);
+    checked_sweeps = sweeps;
+    token = barrier.arrive();
+  }
+
+  //! The second half: waits for every block's post, reads the norm and decides at the sweeps of
+  //! the post. False when the barrier failed.
+  __device__ bool collect() {
+    if (!barrier.wait(token)) return false;
+    if (plan.rhs_on_device && checks == 0)
+      rhs_norm = static_cast<double>(arith::from_bits<T>(
+          cuda::atomic_ref<Bits, cuda::thread_scope_device>(state->rhs_norm).load(cuda::memory_order_relaxed)));
+    norm = cuda::atomic_ref<Bits, cuda::thread_scope_device>(state->norms[checks % 3]).load(cuda::memory_order_relaxed);
+    ++checks;
+    if (leader && checks <= plan.history_capacity) history[checks - 1] = norm;
+    reason = plan.stop.decide(static_cast<double>(arith::from_bits<T>(norm)), rhs_norm, checked_sweeps);
+    return true;
+  }
+
+  //! The leader writes the report: `reported_sweeps` sweeps, the iterate in w when `in_scratch`.
+  __device__ void report(std::int64_t reported_sweeps, bool in_scratch = false) const {
+    if (!leader) return;
+    state->last_norm = norm;
+    state->sweeps = reported_sweeps;
+    state->checks = checks;
+    state->reason = static_cast<int>(reason);
+    state->in_scratch = in_scratch ? 1 : 0;
+  }
 };
 
 template <int BlockX, int BlockY, int Rows, class S, class T>
 __global__ void __launch_bounds__(BlockX* BlockY)
     persistent_sync_kernel(S s, T* u, T* w, const T* __restrict__ b, Shape g, DeviceLoopPlan plan,
                            DeviceLoopState<T>* state, arith::bits_t<T>* history) {
-  using Bits = arith::bits_t<T>;
-  const GridBarrier barrier{&state->barrier, gridDim.x + plan.absent_blocks, plan.barrier_timeout_ns};
+  DeviceLoopCounters<T> loop(plan, state, history);
+  const GridBarrier& barrier = loop.barrier;
   const std::int64_t blocks_x = tile_count(g.nx, BlockX * Vec16<T>::width);
   const std::int64_t work = blocks_x * walk_tiles<BlockY, Rows, S::rank>(g);
-  const bool leader = blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0;
   T* src = u;
   T* dst = w;
-  std::int64_t sweeps = 0, checks = 0;
-  StopReason reason = StopReason::go_on;
-  Bits norm = 0;
+  std::int64_t& sweeps = loop.sweeps;
   bool ok = true;
   while (ok) {
-    const std::int64_t batch =
-        plan.check_every > 0 ? min(plan.check_every, plan.stop.max_count - sweeps) : plan.stop.max_count;
+    const std::int64_t batch = loop.period();
     for (std::int64_t k = 0; k < batch && ok; ++k) {
       for (std::int64_t item = blockIdx.x; item < work; item += gridDim.x)
         walk_tile<BlockX, BlockY, Rows, S::rank>(
@@ -98,27 +179,134 @@ __global__ void __launch_bounds__(BlockX* BlockY)
       ok = barrier.arrive_and_wait();  // the next sweep, or the residual, reads every block's points
     }
     if (!ok || plan.check_every == 0) break;
-    Bits* const slot = &state->norms[checks % 3];
-    if (leader) cuda::atomic_ref<Bits, cuda::thread_scope_device>(state->norms[(checks + 1) % 3]).store(0, cuda::memory_order_relaxed);
-    Bits best = 0;
+    arith::bits_t<T> best = 0;
     for (std::int64_t item = blockIdx.x; item < work; item += gridDim.x)
       fold_tile_residual<BlockX, BlockY, Rows>(best, item % blocks_x, item / blocks_x, s, src, b, g);
-    block_max_into<BlockX, BlockY>(best, slot);
-    ok = barrier.arrive_and_wait();
+    ok = loop.template check<BlockX, BlockY>(best);
+    if (!ok || loop.reason != StopReason::go_on) break;
+  }
+  loop.report(loop.sweeps);
+}
+
+//! The flags of the on-chip device loop: tile t's word holds the number of batches whose frame
+//! it has stored. A block waits for the adjacent tiles (up to 8 in 2D, 26 in 3D; thread q of the
+//! block watches neighbour q) before it reads their frames, which also tells it that they have
+//! read the frames it is about to overwrite (the frames alternate between u and w by batch).
+template <int Rank>
+struct TileFlags {
+  unsigned long long* words;
+  int neighbour = -1;  //!< the tile the calling thread watches, or −1
+
+  __device__ TileFlags(unsigned long long* w, const ResidentTiles& tiles, int tile, int thread) : words(w) {
+    constexpr int around = Rank == 3 ? 27 : 9;
+    if (thread >= around || thread == around / 2) return;
+    const int dx = thread % 3 - 1, dy = thread / 3 % 3 - 1, dz = Rank == 3 ? thread / 9 - 1 : 0;
+    const int tx = tile % tiles.count_x + dx, ty = tile / tiles.count_x % tiles.count_y + dy;
+    const int tz = tile / (tiles.count_x * tiles.count_y) + dz;
+    if (tx < 0 || ty < 0 || tz < 0 || tx >= tiles.count_x || ty >= tiles.count_y || tz >= tiles.count_z) return;
+    neighbour = (tz * tiles.count_y + ty) * tiles.count_x + tx;
+  }
+
+  //! Block-level: waits until every adjacent tile has stored `batches` frames. False when a wait
+  //! timed out or another wait of the kernel failed (`failed` is the barrier's failure word).
+  __device__ bool wait(unsigned long long batches, int* failed, std::uint64_t timeout_ns) const {
+    bool ok = true;
+    if (neighbour >= 0) {
+      cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> word(words[neighbour]);
+      ok = bounded_wait([&] { return word.load(cuda::memory_order_relaxed) >= batches; }, failed, timeout_ns);
+      cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+    }
+    return __syncthreads_or(!ok) == 0;
+  }
+
+  //! Block-level: tile `tile` has stored `batches` frames (every thread's stores are released).
+  __device__ void publish(int tile, unsigned long long batches) const {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_device);
+      cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(words[tile]).store(batches, cuda::memory_order_relaxed);
+    }
+  }
+};
+
+//! The on-chip device loop: block t keeps tile t resident (`ResidentTile`) for the whole solve.
+//! A batch of up to D sweeps runs in shared memory, then the block stores its frame into the
+//! array of the batch's parity (w after batch 1, u after batch 2, ...) and raises its flag; the
+//! next batch waits for the adjacent flags and reloads the halo.
+//!
+//! A check reloads the halo, folds the residual of the owned cells, stores the inner cells (the
+//! owned cells that are not in the frame) beside the frame, so that array holds the whole
+//! iterate of the check, and posts the norm (the first half of the grid barrier). The block then
+//! runs one more batch before it collects the decision: that batch writes the other array, so if
+//! the decision is to stop, the iterate of the check is intact and the extra batch is dropped.
+//! The barrier's latency hides behind that batch. The report says which array holds the iterate.
+template <int Rank, int D, class S, class T>
+__global__ void __launch_bounds__(tuning::resident_threads, 1)
+    on_chip_kernel(S s, T* u, T* w, const T* __restrict__ b, Shape g, ResidentTiles tiles, DeviceLoopPlan plan,
+                   DeviceLoopState<T>* state, unsigned long long* flag_words, arith::bits_t<T>* history) {
+  extern __shared__ __align__(16) unsigned char on_chip_smem[];
+  DeviceLoopCounters<T> loop(plan, state, history);
+  const int tile = static_cast<int>(blockIdx.x);
+  const TileFlags<Rank> flags(flag_words, tiles, tile, threadIdx.x);
+  ResidentTile<Rank, tuning::resident_threads, T> agent(tiles, tile, g, reinterpret_cast<T*>(on_chip_smem), threadIdx.x);
+  int* const failed = &state->barrier.failed;
+  agent.load_all(u, b, g);
+  if (plan.rhs_on_device) {
+    arith::bits_t<T> rhs = 0;
+    agent.fold_rhs_norm(rhs, s, g);
+    loop.template post_rhs_norm<tuning::resident_threads, 1>(rhs);
+  }
+  // The frames of batch k are in w for odd k, in u for even k (the iterate before batch 1 is u).
+  const auto frames = [&](unsigned long long k) { return k % 2 != 0 ? w : u; };
+  unsigned long long batches = 0, checked_batches = 0;
+  bool fresh = true;     // the halo holds the iterate of the last batch
+  bool pending = false;  // a check is posted and its decision not yet collected
+  bool ok = true;
+  // Collects the posted check; true when the loop goes on.
+  const auto go_on = [&] {
+    pending = false;
+    ok = loop.collect();
+    return ok && loop.reason == StopReason::go_on;
+  };
+  for (;;) {
+    bool stop = false;
+    for (std::int64_t left = loop.period(), batch = 0; left > 0; ++batch) {
+      if (pending && batch > 0 && !go_on()) {  // the batch after a check runs before its decision
+        stop = true;
+        break;
+      }
+      const int depth = static_cast<int>(left < D ? left : D);
+      if (!fresh) {
+        ok = flags.wait(batches, failed, plan.barrier_timeout_ns);
+        if (!ok) break;
+        agent.load_halo(frames(batches), g);
+      }
+      fresh = false;
+      agent.sweeps(s, g, depth);
+      agent.store_frame(frames(batches + 1), g);
+      flags.publish(tile, ++batches);
+      left -= depth;
+      loop.sweeps += depth;
+    }
+    if (!ok || stop) break;
+    if (plan.check_every == 0) {
+      agent.store_inner(frames(batches), g);
+      break;
+    }
+    if (pending && !go_on()) break;
+    ok = flags.wait(batches, failed, plan.barrier_timeout_ns);
     if (!ok) break;
-    norm = cuda::atomic_ref<Bits, cuda::thread_scope_device>(*slot).load(cuda::memory_order_relaxed);
-    ++checks;
-    if (leader && checks <= plan.history_capacity) history[checks - 1] = norm;
-    // Every block decides on the same double, so all leave the loop at the same check.
-    reason = plan.stop.decide(static_cast<double>(arith::from_bits<T>(norm)), plan.rhs_norm, sweeps);
-    if (reason != StopReason::go_on) break;
+    agent.load_halo(frames(batches), g);
+    fresh = true;
+    arith::bits_t<T> best = 0;
+    agent.fold_residual(best, s, g);
+    agent.store_inner(frames(batches), g);
+    loop.template post<tuning::resident_threads, 1>(best);
+    pending = true;
+    checked_batches = batches;
   }
-  if (leader) {
-    state->last_norm = norm;
-    state->sweeps = sweeps;
-    state->checks = checks;
-    state->reason = static_cast<int>(reason);
-  }
+  if (plan.check_every == 0) loop.report(loop.sweeps, batches % 2 != 0);
+  else loop.report(loop.checked_sweeps, checked_batches % 2 != 0);
 }
 
 //! What a device loop reports back.
@@ -127,6 +315,8 @@ struct DeviceLoopResult {
   std::int64_t checks = 0;
   double norm = 0.0;  //!< the residual norm at the last check
   StopReason reason = StopReason::go_on;
+  bool in_scratch = false;  //!< the iterate ended in the scratch grid (the on-chip loop)
+  double rhs_norm = 0.0;     //!< ‖b‖ as the kernel computed it (plans with rhs_on_device)
 };
 
 }  // namespace detail
@@ -137,16 +327,24 @@ template <class T>
 class DeviceLoopWorkspace {
  public:
   using Bits = arith::bits_t<T>;
+  //! One flag word per block that can be resident (the on-chip loop's tiles): 32 per SM.
   explicit DeviceLoopWorkspace(std::int64_t history_capacity = 0)
       : state_(1), host_(1), history_(static_cast<std::size_t>(std::max<std::int64_t>(history_capacity, 1))),
         host_history_(static_cast<std::size_t>(std::max<std::int64_t>(history_capacity, 1))),
-        capacity_(history_capacity) {}
+        flags_(static_cast<std::size_t>(32 * current_sm_count())), capacity_(history_capacity) {}
 
   std::int64_t history_capacity() const { return capacity_; }
   detail::DeviceLoopState<T>* state() { return state_.data(); }
   Bits* history() { return history_.data(); }
   void reset(cudaStream_t stream) {
     RELAX_CUDA_CHECK(cudaMemsetAsync(state_.data(), 0, sizeof(detail::DeviceLoopState<T>), stream));
+  }
+  //! The first `tiles` flag words, zeroed on `stream`.
+  unsigned long long* tile_flags(int tiles, cudaStream_t stream) {
+    detail::require(tiles >= 1 && static_cast<std::size_t>(tiles) <= flags_.size(), "tiles", tiles,
+                    "at most 32 per SM (one flag word each)");
+    RELAX_CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, static_cast<std::size_t>(tiles) * sizeof(unsigned long long), stream));
+    return flags_.data();
   }
   //! Copies the report (and `checks` history entries) back and waits for them.
   detail::DeviceLoopResult read(cudaStream_t stream, bool with_history) {
@@ -163,8 +361,19 @@ class DeviceLoopWorkspace {
       arrived_.synchronize();
     }
     failed_ = s.barrier.failed != 0;
-    return {s.sweeps, s.checks, static_cast<double>(arith::from_bits<T>(s.last_norm)), static_cast<StopReason>(s.reason)};
+    return {s.sweeps, s.checks, static_cast<double>(arith::from_bits<T>(s.last_norm)), static_cast<StopReason>(s.reason),
+            s.in_scratch != 0, static_cast<double>(arith::from_bits<T>(s.rhs_norm))};
   }
+  //! What a sweeper worked out for its launch on a grid of `extent`, kept so the next solve on
+  //! the same grid skips the host queries (the tiling, shared memory, occupancy).
+  struct LaunchCache {
+    std::int64_t nx = -1, ny = -1, nz = -1;
+    detail::ResidentTiles tiles;
+    std::size_t shared_bytes = 0;
+    bool matches(const detail::Shape& g) const { return nx == g.nx && ny == g.ny && nz == g.nz; }
+  };
+  LaunchCache& launch_cache() { return cache_; }
+
   //! Whether the last loop read back ended at a barrier that did not complete.
   bool failed() const { return failed_; }
   //! The norm of check c (0-based) of the last loop read back with its history.
@@ -177,6 +386,8 @@ class DeviceLoopWorkspace {
   PinnedBuffer<detail::DeviceLoopState<T>> host_;
   DeviceBuffer<Bits> history_;
   PinnedBuffer<Bits> host_history_;
+  DeviceBuffer<unsigned long long> flags_;
+  LaunchCache cache_;
   std::int64_t capacity_ = 0;
   Event arrived_;
   bool failed_ = false;
@@ -266,6 +477,118 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>> {
     void* args[] = {&stencil, &up, &wp, &bp, &shape, &p, &state, &history};
     RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(blocks),
                                                  dim3(BlockX, BlockY), args, 0, stream));
+  }
+};
+
+//! The on-chip device loop (`relax::OnChip` in tiled.hpp): one block per tile, the tiles chosen
+//! at launch (`choose_resident_tiles`) so that every block's region fits in its shared memory
+//! and every block is resident.
+template <int D>
+struct Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>> {
+  static constexpr int threads = tuning::resident_threads;
+  static constexpr bool rhs_norm_on_device = true;  //!< the kernel computes ‖b‖ (plan.rhs_on_device)
+
+  template <class S, class T>
+  static void preload() {
+    cudaFuncAttributes attributes{};
+    RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel<S, T>()));
+  }
+
+  //! The tiling the kernel runs on `g` here, or an error naming the limits when the grid does
+  //! not fit on chip.
+  //! \throws relax::invalid_argument when no tiling fits.
+  template <class S, class T>
+  static detail::ResidentTiles tiles(const detail::Shape& g) {
+    const std::int64_t max_cells = static_cast<std::int64_t>(dynamic_shared_limit<S, T>() / (3 * sizeof(T) + 1));
+    const detail::ResidentTiles t = detail::choose_resident_tiles<S::rank>(
+        g.nx, g.ny, g.nz, D, current_sm_count(), max_cells, detail::Vec16<T>::width);
+    if (!t.found())
+      throw invalid_argument(
+          "extents of u", std::to_string(g.nx) + " x " + std::to_string(g.ny) + (S::rank == 3 ? " x " + std::to_string(g.nz) : ""),
+          "a grid that fits on chip for DeviceLoop<TemporalBlock<" + std::to_string(D) + ", OnChip>>: one tile per SM (" +
+              std::to_string(current_sm_count()) + " SMs), each with its " + std::to_string(D) + "-cell halo in at most " +
+              std::to_string(max_cells) + " cells of shared memory; use DeviceLoop<Sync> or a launch-based strategy");
+    return t;
+  }
+
+  //! Runs the device loop of `plan` on `u` (the iterate ends in `u`, its storage exchanged with
+  //! `scratch` when the kernel says it ended there) and returns its report.
+  //! \throws relax::invalid_argument when the grid does not fit on chip; relax::unavailable_error
+  //!         without cooperative launch; relax::device_loop_error when a wait did not complete.
+  template <class S, class T>
+  static detail::DeviceLoopResult solve(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
+                                        const detail::DeviceLoopPlan& plan, DeviceLoopWorkspace<T>& workspace,
+                                        bool with_history, cudaStream_t stream) {
+    static_assert(is_stencil_v<S>, "relax::Sweeper<DeviceLoop>: S is not a stencil (is_stencil_v)");
+    static_assert(S::radius == 1, "relax::Sweeper<DeviceLoop>: only radius-1 stencils are supported");
+    detail::require_layout(scratch.layout(), u.layout(), "scratch");
+    detail::require_layout(b.layout(), u.layout(), "b");
+    detail::require_rank(u.layout(), S::rank, "u");
+    if (!detail::cached_device_attribute<cudaDevAttrCooperativeLaunch>())
+      throw unavailable_error("relax::DeviceLoop needs cooperative launch, which this device does not "
+                              "support; use a launch-based strategy such as relax::Sync");
+    const detail::Shape g = detail::shape_of(u.layout());
+    auto k = kernel<S, T>();
+    auto& cache = workspace.launch_cache();
+    if (!cache.matches(g)) {
+      const detail::ResidentTiles t = tiles<S, T>(g);
+      const std::size_t bytes = detail::ResidentLayout<S::rank, T>(t.template region<S::rank>()).shared_bytes();
+      RELAX_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+      int per_sm = 0;
+      RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads, bytes));
+      detail::require(static_cast<std::int64_t>(per_sm) * current_sm_count() >= t.count(), "tiles", t.count(),
+                      "no more than the blocks that can be resident at once");
+      cache = {g.nx, g.ny, g.nz, t, bytes};
+    }
+    const detail::ResidentTiles t = cache.tiles;
+    const std::size_t bytes = cache.shared_bytes;
+    workspace.reset(stream);
+    S stencil = s;
+    T* up = u.origin();
+    T* wp = scratch.origin();
+    const T* bp = b.origin();
+    detail::Shape shape = g;
+    detail::ResidentTiles tiling = t;
+    detail::DeviceLoopPlan p = plan;
+    detail::DeviceLoopState<T>* state = workspace.state();
+    unsigned long long* flags = workspace.tile_flags(t.count(), stream);
+    arith::bits_t<T>* history = workspace.history();
+    void* args[] = {&stencil, &up, &wp, &bp, &shape, &tiling, &p, &state, &flags, &history};
+    RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(k), dim3(t.count()), dim3(threads),
+                                                 args, bytes, stream));
+    const detail::DeviceLoopResult result = workspace.read(stream, with_history);
+    if (workspace.failed())
+      throw device_loop_error("on_chip_kernel: a wait for the adjacent tiles or a grid barrier did not complete "
+                              "within " + std::to_string(plan.barrier_timeout_ns / 1'000'000) +
+                              " ms (are all blocks of the cooperative grid resident? another kernel on the "
+                              "device may be holding SMs)");
+    if (result.in_scratch) u.swap(scratch);
+    return result;
+  }
+
+  //! `batch.sweeps` sweeps in one launch, no check (the batch interface of every sweeper); it
+  //! allocates its own report words per call.
+  template <class S, class T>
+  static void run(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
+                  const Batch& batch, cudaStream_t stream) {
+    if (batch.sweeps <= 0) return;
+    detail::DeviceLoopPlan plan;
+    plan.stop.max_count = batch.sweeps;
+    DeviceLoopWorkspace<T> workspace;
+    (void)solve(s, u, scratch, b, plan, workspace, false, stream);
+  }
+
+ private:
+  template <class S, class T>
+  static auto kernel() {
+    return detail::on_chip_kernel<S::rank, D, S, T>;
+  }
+  // The dynamic shared memory a block may ask for: the opt-in limit less the kernel's own.
+  template <class S, class T>
+  static std::size_t dynamic_shared_limit() {
+    cudaFuncAttributes attributes{};
+    RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel<S, T>()));
+    return detail::shared_bytes_limit() - attributes.sharedSizeBytes;
   }
 };
 

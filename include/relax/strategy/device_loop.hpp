@@ -7,12 +7,22 @@
 //! so a convergence check costs a grid barrier instead of a round trip to the host. Every wait is
 //! bounded (`relax/primitives/grid_barrier.cuh`); the kernel is in `device_loop.cuh`.
 //!
-//! Inner schedules built so far: `Sync` and `SyncTile<X, Y, Rows>` (one sweep per barrier, the
-//! iterates, sweeps, checks and ρ of the host loop with blocking checks, bit for bit). The
-//! controller must be one that decides on the device: `Fixed`.
+//! Inner schedules built so far, each with the iterates, sweeps, checks and ρ of Sync's host loop
+//! with blocking checks, bit for bit:
+//! - `Sync` and `SyncTile<X, Y, Rows>`: one sweep per grid barrier, the grid streamed from
+//!   global memory (L2 or DRAM) every sweep; any grid.
+//! - `TemporalBlock<D, OnChip>`: each block keeps one tile and a D-cell halo in shared memory for
+//!   the whole solve and runs batches of up to D exact sweeps there; between batches it stores
+//!   only its tile's frame and reloads only its halo, after waiting for the adjacent tiles'
+//!   flags (no grid barrier), and the grid barrier is met only at checks. The grid must fit on
+//!   chip: one tile per SM, its region (tile and halo: three arrays of T and a byte per cell)
+//!   in the shared memory of a block (about 1400² float points on an H200 at D = 4); a larger
+//!   grid is refused with a message.
+//! The controller must be one that decides on the device: `Fixed`.
 
 #include <relax/config.hpp>
 #include <relax/strategy/sync.hpp>
+#include <relax/strategy/tiled.hpp>
 #include <relax/strategy/traits.hpp>
 
 #include <type_traits>
@@ -24,13 +34,20 @@ template <class S>
 struct is_sync_tile : std::false_type {};
 template <int X, int Y, int R>
 struct is_sync_tile<SyncTile<X, Y, R>> : std::true_type {};
+template <class S>
+struct is_on_chip : std::false_type {};
+template <int D>
+struct is_on_chip<TemporalBlock<D, OnChip>> : std::true_type {};
 }  // namespace detail
 
 template <class Inner = Sync>
 struct DeviceLoop {
-  static_assert(detail::is_sync_tile<Inner>::value,
-                "relax::DeviceLoop<Inner>: the inner schedule must be Sync or SyncTile<X, Y, Rows> "
-                "(temporal blocking and BlockAsync inside the device loop are not built yet)");
+  static_assert(detail::is_sync_tile<Inner>::value || detail::is_on_chip<Inner>::value,
+                "relax::DeviceLoop<Inner>: the inner schedule must be Sync, SyncTile<X, Y, Rows> or "
+                "TemporalBlock<D, OnChip> (BlockAsync and streamed temporal blocking inside the "
+                "device loop are not built yet)");
+  // Instantiates the inner tag, so its own checks (TemporalBlock<D, OnChip>: D from 1 to 8) run.
+  static_assert(Inner::exact, "relax::DeviceLoop<Inner>: the inner schedule must be exact");
   static constexpr bool exact = Inner::exact;
   static constexpr bool device_loop = true;  //!< the solve's loop runs in the kernel
   using inner = Inner;

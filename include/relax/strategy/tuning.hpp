@@ -26,6 +26,16 @@ inline constexpr long long stream_target_warps = 4096;
 //! docs/performance-notes.md ("exact temporal blocking in 3D") and is to be tuned.
 inline constexpr int plane_stream_warps = 24;
 
+//! `DeviceLoop<TemporalBlock<D, OnChip>>`: threads per block (one block per SM, one tile per
+//! block). 1024 threads keep half an SM's warp slots busy but cap a thread at 64 registers (the
+//! kernel spills a little); 512 leave 128. `RELAX_TUNING_RESIDENT_THREADS` overrides it for
+//! tuning runs (benchmarks/run_h200.sh builds both).
+#ifdef RELAX_TUNING_RESIDENT_THREADS
+inline constexpr int resident_threads = RELAX_TUNING_RESIDENT_THREADS;
+#else
+inline constexpr int resident_threads = 1024;
+#endif
+
 //! The residual norm's block shape: the access pattern of the Sync sweep with the row depth that
 //! measured fastest for it out of L2 (above); not tuned separately.
 inline constexpr int residual_block_x = 32;
