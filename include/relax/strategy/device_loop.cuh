@@ -393,8 +393,68 @@ class DeviceLoopWorkspace {
   bool failed_ = false;
 };
 
+namespace detail {
+//! Launches `kernel` cooperatively with `args` (converted to the kernel's parameter types).
+template <class T>
+struct same_type {
+  using type = T;
+};
+template <class... Params>
+void launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream,
+                        typename same_type<Params>::type... args) {
+  void* pointers[] = {static_cast<void*>(&args)...};
+  RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid, block, pointers,
+                                               shared_bytes, stream));
+}
+
+//! What every device-loop sweeper checks first: a radius-1 stencil, grids of one layout, and a
+//! device with cooperative launch.
+template <class S, class T>
+void require_device_loop_call(const DeviceGrid<T>& u, const DeviceGrid<T>& scratch, const DeviceGrid<T>& b) {
+  static_assert(is_stencil_v<S>, "relax::Sweeper<DeviceLoop>: S is not a stencil (is_stencil_v)");
+  static_assert(S::radius == 1, "relax::Sweeper<DeviceLoop>: only radius-1 stencils are supported");
+  require_layout(scratch.layout(), u.layout(), "scratch");
+  require_layout(b.layout(), u.layout(), "b");
+  require_rank(u.layout(), S::rank, "u");
+  if (!cached_device_attribute<cudaDevAttrCooperativeLaunch>())
+    throw unavailable_error("relax::DeviceLoop needs cooperative launch, which this device does not "
+                            "support; use a launch-based strategy such as relax::Sync");
+}
+
+//! Reads the report back; throws `device_loop_error` naming `what` (the kernel and its wait)
+//! when a wait did not complete.
+template <class T>
+DeviceLoopResult read_device_loop(DeviceLoopWorkspace<T>& workspace, bool with_history, const DeviceLoopPlan& plan,
+                                  const char* what, cudaStream_t stream) {
+  const DeviceLoopResult result = workspace.read(stream, with_history);
+  if (workspace.failed())
+    throw device_loop_error(std::string(what) + " did not complete within " +
+                            std::to_string(plan.barrier_timeout_ns / 1'000'000) +
+                            " ms (are all blocks of the cooperative grid resident? another kernel on the "
+                            "device may be holding SMs)");
+  return result;
+}
+
+//! The batch interface of a device-loop sweeper (`Loop`, which derives from it): `batch.sweeps`
+//! sweeps in one launch with no check. It allocates its own report words per call; a solver
+//! keeps a `DeviceLoopWorkspace` and calls `Loop::solve` instead.
+template <class Loop>
+struct DeviceLoopBatches {
+  template <class S, class T>
+  static void run(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b, const Batch& batch,
+                  cudaStream_t stream) {
+    if (batch.sweeps <= 0) return;
+    DeviceLoopPlan plan;
+    plan.stop.max_count = batch.sweeps;
+    DeviceLoopWorkspace<T> workspace;
+    (void)Loop::solve(s, u, scratch, b, plan, workspace, false, stream);
+  }
+};
+}  // namespace detail
+
 template <int BlockX, int BlockY, int Rows>
-struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>> {
+struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>>
+    : detail::DeviceLoopBatches<Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>>> {
   using Tag = SyncTile<BlockX, BlockY, Rows>;
 
   //! Loads the kernels now: a cooperative launch must not wait on a module load, and the
@@ -414,37 +474,16 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>> {
   static detail::DeviceLoopResult solve(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
                                         const detail::DeviceLoopPlan& plan, DeviceLoopWorkspace<T>& workspace,
                                         bool with_history, cudaStream_t stream) {
-    static_assert(is_stencil_v<S>, "relax::Sweeper<DeviceLoop>: S is not a stencil (is_stencil_v)");
-    static_assert(S::radius == 1, "relax::Sweeper<DeviceLoop>: only radius-1 stencils are supported");
-    detail::require_layout(scratch.layout(), u.layout(), "scratch");
-    detail::require_layout(b.layout(), u.layout(), "b");
-    detail::require_rank(u.layout(), S::rank, "u");
+    detail::require_device_loop_call<S>(u, scratch, b);
     const detail::Shape g = detail::shape_of(u.layout());
     bool deep = Rows != 1;
     if constexpr (Rows == dynamic) deep = Sweeper<Tag>::template deep_rows_fill_device<S::rank, T>(g);
     if (deep) launch<deep_rows>(s, u, scratch, b, g, plan, workspace, stream);
     else launch<1>(s, u, scratch, b, g, plan, workspace, stream);
-    const detail::DeviceLoopResult result = workspace.read(stream, with_history);
-    if (workspace.failed())
-      throw device_loop_error("persistent_sync_kernel: a grid barrier did not complete within " +
-                              std::to_string(plan.barrier_timeout_ns / 1'000'000) +
-                              " ms (are all blocks of the cooperative grid resident? another kernel "
-                              "on the device may be holding SMs)");
+    const detail::DeviceLoopResult result =
+        detail::read_device_loop(workspace, with_history, plan, "persistent_sync_kernel: a grid barrier", stream);
     if (result.sweeps % 2 != 0) u.swap(scratch);
     return result;
-  }
-
-  //! `batch.sweeps` sweeps in one launch with grid barriers between them and no check (the batch
-  //! interface of every sweeper). It allocates its own report words per call; a solver keeps a
-  //! `DeviceLoopWorkspace` and calls `solve` instead.
-  template <class S, class T>
-  static void run(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
-                  const Batch& batch, cudaStream_t stream) {
-    if (batch.sweeps <= 0) return;
-    detail::DeviceLoopPlan plan;
-    plan.stop.max_count = batch.sweeps;
-    DeviceLoopWorkspace<T> workspace;
-    (void)solve(s, u, scratch, b, plan, workspace, false, stream);
   }
 
  private:
@@ -455,9 +494,6 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>> {
                      const detail::Shape& g, const detail::DeviceLoopPlan& plan,
                      DeviceLoopWorkspace<T>& workspace, cudaStream_t stream) {
     auto kernel = detail::persistent_sync_kernel<BlockX, BlockY, R, S, T>;
-    if (!detail::cached_device_attribute<cudaDevAttrCooperativeLaunch>())
-      throw unavailable_error("relax::DeviceLoop needs cooperative launch, which this device does not "
-                              "support; use a launch-based strategy such as relax::Sync");
     int per_sm = 0;
     RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BlockX * BlockY, 0));
     detail::require(per_sm >= 1, "DeviceLoop<SyncTile>", BlockX * BlockY, "a block that fits on an SM");
@@ -466,17 +502,8 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>> {
     const std::int64_t resident = static_cast<std::int64_t>(per_sm) * current_sm_count();
     const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(work, resident)));
     workspace.reset(stream);
-    S stencil = s;
-    T* up = u.origin();
-    T* wp = scratch.origin();
-    const T* bp = b.origin();
-    detail::Shape shape = g;
-    detail::DeviceLoopPlan p = plan;
-    detail::DeviceLoopState<T>* state = workspace.state();
-    arith::bits_t<T>* history = workspace.history();
-    void* args[] = {&stencil, &up, &wp, &bp, &shape, &p, &state, &history};
-    RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(blocks),
-                                                 dim3(BlockX, BlockY), args, 0, stream));
+    detail::launch_cooperative(kernel, dim3(blocks), dim3(BlockX, BlockY), 0, stream, s, u.origin(), scratch.origin(),
+                               b.origin(), g, plan, workspace.state(), workspace.history());
   }
 };
 
@@ -484,7 +511,7 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>> {
 //! at launch (`choose_resident_tiles`) so that every block's region fits in its shared memory
 //! and every block is resident.
 template <int D>
-struct Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>> {
+struct Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>> : detail::DeviceLoopBatches<Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>>> {
   static constexpr int threads = tuning::resident_threads;
   static constexpr bool rhs_norm_on_device = true;  //!< the kernel computes ‖b‖ (plan.rhs_on_device)
 
@@ -519,14 +546,7 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>> {
   static detail::DeviceLoopResult solve(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
                                         const detail::DeviceLoopPlan& plan, DeviceLoopWorkspace<T>& workspace,
                                         bool with_history, cudaStream_t stream) {
-    static_assert(is_stencil_v<S>, "relax::Sweeper<DeviceLoop>: S is not a stencil (is_stencil_v)");
-    static_assert(S::radius == 1, "relax::Sweeper<DeviceLoop>: only radius-1 stencils are supported");
-    detail::require_layout(scratch.layout(), u.layout(), "scratch");
-    detail::require_layout(b.layout(), u.layout(), "b");
-    detail::require_rank(u.layout(), S::rank, "u");
-    if (!detail::cached_device_attribute<cudaDevAttrCooperativeLaunch>())
-      throw unavailable_error("relax::DeviceLoop needs cooperative launch, which this device does not "
-                              "support; use a launch-based strategy such as relax::Sync");
+    detail::require_device_loop_call<S>(u, scratch, b);
     const detail::Shape g = detail::shape_of(u.layout());
     auto k = kernel<S, T>();
     auto& cache = workspace.launch_cache();
@@ -543,39 +563,13 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>> {
     const detail::ResidentTiles t = cache.tiles;
     const std::size_t bytes = cache.shared_bytes;
     workspace.reset(stream);
-    S stencil = s;
-    T* up = u.origin();
-    T* wp = scratch.origin();
-    const T* bp = b.origin();
-    detail::Shape shape = g;
-    detail::ResidentTiles tiling = t;
-    detail::DeviceLoopPlan p = plan;
-    detail::DeviceLoopState<T>* state = workspace.state();
     unsigned long long* flags = workspace.tile_flags(t.count(), stream);
-    arith::bits_t<T>* history = workspace.history();
-    void* args[] = {&stencil, &up, &wp, &bp, &shape, &tiling, &p, &state, &flags, &history};
-    RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(k), dim3(t.count()), dim3(threads),
-                                                 args, bytes, stream));
-    const detail::DeviceLoopResult result = workspace.read(stream, with_history);
-    if (workspace.failed())
-      throw device_loop_error("on_chip_kernel: a wait for the adjacent tiles or a grid barrier did not complete "
-                              "within " + std::to_string(plan.barrier_timeout_ns / 1'000'000) +
-                              " ms (are all blocks of the cooperative grid resident? another kernel on the "
-                              "device may be holding SMs)");
+    detail::launch_cooperative(k, dim3(t.count()), dim3(threads), bytes, stream, s, u.origin(), scratch.origin(),
+                               b.origin(), g, t, plan, workspace.state(), flags, workspace.history());
+    const detail::DeviceLoopResult result = detail::read_device_loop(
+        workspace, with_history, plan, "on_chip_kernel: a wait for the adjacent tiles or a grid barrier", stream);
     if (result.in_scratch) u.swap(scratch);
     return result;
-  }
-
-  //! `batch.sweeps` sweeps in one launch, no check (the batch interface of every sweeper); it
-  //! allocates its own report words per call.
-  template <class S, class T>
-  static void run(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
-                  const Batch& batch, cudaStream_t stream) {
-    if (batch.sweeps <= 0) return;
-    detail::DeviceLoopPlan plan;
-    plan.stop.max_count = batch.sweeps;
-    DeviceLoopWorkspace<T> workspace;
-    (void)solve(s, u, scratch, b, plan, workspace, false, stream);
   }
 
  private:

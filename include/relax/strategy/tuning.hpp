@@ -27,13 +27,15 @@ inline constexpr long long stream_target_warps = 4096;
 inline constexpr int plane_stream_warps = 24;
 
 //! `DeviceLoop<TemporalBlock<D, OnChip>>`: threads per block (one block per SM, one tile per
-//! block). 1024 threads keep half an SM's warp slots busy but cap a thread at 64 registers (the
-//! kernel spills a little); 512 leave 128. `RELAX_TUNING_RESIDENT_THREADS` overrides it for
-//! tuning runs (benchmarks/run_h200.sh builds both).
+//! block). Measured on the H200, float32, 2026-12-01 (docs/results/h200/bench_on_chip_threads.json,
+//! µs a sweep with a check every 8 sweeps, 1024 threads against 512): D = 8 at 128²: 0.97 / 0.81,
+//! 256²: 1.09 / 0.90, 512²: 1.50 / 1.53, 1024²: 3.06 / 3.09. At 1024 threads a thread has 64
+//! registers and the kernel spills; at 512 it has 108 and none. `RELAX_TUNING_RESIDENT_THREADS`
+//! overrides it for tuning runs.
 #ifdef RELAX_TUNING_RESIDENT_THREADS
 inline constexpr int resident_threads = RELAX_TUNING_RESIDENT_THREADS;
 #else
-inline constexpr int resident_threads = 1024;
+inline constexpr int resident_threads = 512;
 #endif
 
 //! The residual norm's block shape: the access pattern of the Sync sweep with the row depth that
