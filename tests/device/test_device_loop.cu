@@ -97,6 +97,36 @@ TEST_CASE("the on-chip device loop at other depths, in 3D and in float64", "[dev
   }
 }
 
+TEST_CASE("on-chip solvers of different grids take turns on one kernel", "[device_loop][on_chip]") {
+  // Each solver keeps its launch configuration, so the large grid's second solve launches without
+  // asking again: the small grid's solve in between must not have lowered the shared memory the
+  // kernel may ask for.
+  relax::SolveOptions options;
+  options.max_sweeps = 40;
+  options.tol = 1e-30;
+  const relax::Stencil5<float> s(10.0);
+  struct Case {
+    Extents e;
+    relax::Solver<relax::Stencil5<float>, OnChip<4>, relax::Fixed> on_chip;
+    relax::Solver<relax::Stencil5<float>, relax::Sync, relax::Fixed> sync;
+    HostGrid<float> u, b;
+  };
+  auto make = [&](Extents e) {
+    Case c{e, {e, s, relax::Fixed(8), options}, {e, s, relax::Fixed(8), options}, HostGrid<float>(e), HostGrid<float>(e)};
+    relax::testing::fill_random(c.u, 11 + e.nx, 0.0, 10.0);
+    relax::testing::fill_random(c.b, 13 + e.ny);
+    return c;
+  };
+  Case large = make(Extents(1000, 900)), small = make(Extents(70, 50));
+  for (Case* c : {&large, &small, &large}) {
+    DeviceGrid<float> du = relax::to_device(c->u, c->on_chip.stream()), hu = relax::to_device(c->u, c->sync.stream());
+    const DeviceGrid<float> db = relax::to_device(c->b, c->on_chip.stream()), hb = relax::to_device(c->b, c->sync.stream());
+    INFO("box " << c->e.to_text());
+    relax::testing::check_same_report(c->on_chip.solve(du, db), c->sync.solve(hu, hb));
+    CHECK(relax::testing::same_bits(relax::to_host(du, c->on_chip.stream()), relax::to_host(hu, c->sync.stream())));
+  }
+}
+
 TEST_CASE("the on-chip device loop refuses a grid that does not fit on chip", "[device_loop][validation][on_chip]") {
   const Extents e(4099, 4099);
   relax::Solver<relax::Stencil5<float>, OnChip<4>, relax::Fixed> solver(e, relax::Stencil5<float>(1.0));

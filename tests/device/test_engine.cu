@@ -112,6 +112,7 @@ TEST_CASE("a stencil with a coefficient field read by global index runs under ev
   check_sweeps<relax::TemporalBlock<8, relax::ColumnStream>>(host, device, e, {17});
   check_sweeps<relax::BlockAsync<4>>(host, device, e, {9}, ref::TiledSchedule{32, 8, 4, false});
   check_sweeps<relax::Auto>(host, device, e, {6});  // in L2: Auto's tree picks an exact strategy
+  check_sweeps<relax::DeviceLoop<relax::TemporalBlock<4, relax::OnChip>>>(host, device, e, {9});
 }
 
 TEST_CASE("a 3D stencil with a coefficient field read by global index runs under every strategy",
@@ -128,6 +129,7 @@ TEST_CASE("a 3D stencil with a coefficient field read by global index runs under
   check_sweeps<relax::BlockAsync<4, relax::Tile<32, 8, 4>>>(host, device, e, {9},
                                                             ref::TiledSchedule{32, 8, 4, false, 4});
   check_sweeps<relax::Auto>(host, device, e, {6});
+  check_sweeps<relax::DeviceLoop<relax::TemporalBlock<3, relax::OnChip>>>(host, device, e, {11});
 }
 
 TEST_CASE("the 3D stream is exact at every depth, on boxes with partial tiles on every axis",

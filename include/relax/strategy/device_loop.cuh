@@ -1,22 +1,28 @@
 #pragma once
 //! \file
-//! The kernel and the sweeper of `DeviceLoop<SyncTile<X, Y, Rows>>` (the tag is in
-//! `device_loop.hpp`): one cooperative kernel per solve.
+//! The kernels and sweepers of the device loops (the tags are in `device_loop.hpp`): one
+//! cooperative kernel per solve.
 //!
-//! The grid is as many blocks as fit on the device at once (the occupancy API times the SM
-//! count), at most one per tile of the walk; each block sweeps its tiles (`walk_tile`, the Sync
-//! kernel's per-thread walk), all blocks meet at a bounded grid barrier after every sweep, and
-//! every M sweeps they fold the residual of their tiles into one of three norm slots, meet again,
-//! and each block reads the slot and takes the same stop decision (`StopCriterion::decide` on the
-//! same double). Three slots rotate so the slot a check writes was last read two barriers ago.
-//! Block 0 writes the report: sweeps, checks, the last norm, the stop reason, and the norm of
-//! every check when a history is kept.
+//! `DeviceLoop<SyncTile<X, Y, Rows>>` (`persistent_sync_kernel`): the grid is as many blocks as
+//! fit on the device at once (the occupancy API times the SM count), at most one per tile of the
+//! walk; each block sweeps its tiles (`walk_tile`, the Sync kernel's per-thread walk), all blocks
+//! meet at a bounded grid barrier after every sweep, and every M sweeps they fold the residual of
+//! their tiles into one of three norm slots, meet again, and each block reads the slot and takes
+//! the same stop decision (`StopCriterion::decide` on the same double).
+//!
+//! `DeviceLoop<TemporalBlock<D, OnChip>>` (`on_chip_kernel`): one block per tile, the tile kept
+//! in shared memory (`agent/resident_tile.cuh`); batches of up to D sweeps between halo
+//! exchanges ordered by per-tile flags; the grid barrier only at checks, split so that one batch
+//! runs while it completes (see the kernel).
+//!
+//! Block 0 writes the report: sweeps, checks, the last norm, the stop reason, where the iterate
+//! ended, and the norm of every check when a history is kept.
 //!
 //! The iterates other blocks write during the kernel are read through coherent loads: `u` and the
-//! workspace are not `__restrict__` in the kernel (only b, which nobody writes, is read through
-//! the non-coherent path; the PTX of this kernel has coherent loads of u although `walk_tile`
-//! declares its pointers `__restrict__`); keep it so, and check the PTX after changing the walk. After a `device_loop_error` the contents of `u` are
-//! unspecified (a partly swept iterate).
+//! workspace are not `__restrict__` in the kernels (only b, which nobody writes, is read through
+//! the non-coherent path; the PTX of the Sync kernel has coherent loads of u although `walk_tile`
+//! declares its pointers `__restrict__`); keep it so, and check the PTX after changing the walk.
+//! After a `device_loop_error` the contents of `u` are unspecified (a partly swept iterate).
 
 #include <relax/agent/resident_tile.cuh>
 #include <relax/agent/residual.cuh>
@@ -553,7 +559,10 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>> : detail::DeviceLoopBatches
     if (!cache.matches(g)) {
       const detail::ResidentTiles t = tiles<S, T>(g);
       const std::size_t bytes = detail::ResidentLayout<S::rank, T>(t.template region<S::rank>()).shared_bytes();
-      RELAX_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+      // The kernel may ask for all it can (not just these bytes: another solver's launch of the
+      // same kernel on a larger grid must not find the limit lowered by this one).
+      RELAX_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(dynamic_shared_limit<S, T>())));
       int per_sm = 0;
       RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads, bytes));
       detail::require(static_cast<std::int64_t>(per_sm) * current_sm_count() >= t.count(), "tiles", t.count(),
