@@ -56,13 +56,15 @@ stage_large() {
   tail -3 "$LOGS/large.log"
 }
 stage_sanitize() {
-  # SANITIZE_TESTS names the test executables (default both), SANITIZE_TOOLS the tools, and
-  # SANITIZE_SKIP pairs tool:executable to leave out (e.g. racecheck:relax_device_cg_tests).
+  # SANITIZE_TESTS names the test executables (default both), SANITIZE_TOOLS the tools,
+  # SANITIZE_SKIP pairs tool:executable to leave out (e.g. racecheck:relax_device_cg_tests), and
+  # SANITIZE_FILTER the Catch2 test spec (default "[sanitize]"; racecheck on the whole set takes
+  # more than one call's time: run it alone, or narrow it, e.g. "[device_loop][sanitize]").
   for exe in ${SANITIZE_TESTS:-relax_device_tests relax_device_cg_tests}; do
     for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
       [[ " ${SANITIZE_SKIP:-} " == *" $tool:$exe "* ]] && continue
       step "compute-sanitizer $tool $exe"
-      timed compute-sanitizer --tool $tool --error-exitcode 9 $BUILD/tests/$exe "[sanitize]" \
+      timed compute-sanitizer --tool $tool --error-exitcode 9 $BUILD/tests/$exe "${SANITIZE_FILTER:-[sanitize]}" \
         > "$LOGS/sanitize-$tool-$exe.log" 2>&1 || status=1
       tail -2 "$LOGS/sanitize-$tool-$exe.log"
     done

@@ -147,7 +147,7 @@ TEST_CASE("the device loop equals Sync's host loop beyond the L2 and in 3D", "[d
 }
 
 TEMPLATE_TEST_CASE("the device loop on degenerate boxes, with the cap, a history and other M", "[device_loop][sanitize]",
-                   OnDevice, OnChip<4>, OnChip<3>) {
+                   OnDevice, OnChip<4>, OnChip<3>, OnChip<8>) {
   relax::SolveOptions options;
   options.record_history = true;
   for (const Extents& e : {Extents(1, 1), Extents(1, 57), Extents(57, 1), Extents(2, 2), Extents(129, 3)})
@@ -158,6 +158,8 @@ TEMPLATE_TEST_CASE("the device loop on degenerate boxes, with the cap, a history
   options.tol = 1e-30;
   check_random_solve<TestType>(Extents(70, 50), relax::Stencil5<float>(100.0), options, 8);
   check_random_solve<TestType>(Extents(70, 50), relax::Stencil5<float>(100.0), options, 1);
+  options.max_sweeps = 5;  // fewer sweeps than D (on chip: one batch of 5 at D = 8)
+  check_random_solve<TestType>(Extents(70, 50), relax::Stencil5<float>(100.0), options, 8);
 }
 
 TEMPLATE_TEST_CASE("a non-finite residual stops the device loop as it stops the host loop", "[device_loop][sanitize]",
@@ -175,7 +177,7 @@ TEMPLATE_TEST_CASE("a non-finite residual stops the device loop as it stops the 
 }
 
 TEMPLATE_TEST_CASE("the device loop's batch sweeps equal Sync's sweeps", "[device_loop][sanitize]", OnDevice, OnChip<4>,
-                   OnChip<3>) {
+                   OnChip<3>, OnChip<8>) {
   for (const Extents& e : {Extents(1, 1), Extents(70, 1000), Extents(33, 17, 5)}) {
     HostGrid<float> u(e), b(e);
     relax::testing::fill_random(u, 7, 0.0, 10.0);
@@ -214,6 +216,13 @@ TEMPLATE_TEST_CASE("a grid barrier that cannot complete ends with an error namin
   const char* kernel = std::is_same_v<TestType, OnDevice> ? "persistent_sync_kernel" : "on_chip_kernel";
   CHECK_THROWS_AS(run(), relax::device_loop_error);
   CHECK_THROWS_WITH(run(), Catch::Contains(kernel) && Catch::Contains("did not complete"));
+  if constexpr (!std::is_same_v<TestType, OnDevice>) {
+    // A tile that never raises its flag: its neighbours' waits time out, and every block leaves.
+    plan.absent_blocks = 0;
+    plan.silent_tile = 0;
+    CHECK_THROWS_WITH(run(), Catch::Contains("on_chip_kernel") && Catch::Contains("did not complete"));
+    plan.silent_tile = -1;
+  }
   // The device and the workspace serve the next solve.
   plan.absent_blocks = 0;
   const relax::detail::DeviceLoopResult r = run();

@@ -16,6 +16,7 @@
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 
+#include <cstdlib>
 #include <type_traits>
 #include <vector>
 
@@ -230,6 +231,60 @@ TEST_CASE("the on-chip tiling takes the smallest regions, then the fewest tiles"
   // A grid that fits one tile best takes one tile.
   const auto one = choose_resident_tiles<2>(1, 1, 1, 8, 132, 16384);
   CHECK(one.count() == 1);
+}
+
+// What the on-chip kernel relies on: every interior cell of a tile's halo belongs to an adjacent
+// tile, and lies in that tile's frame (its distance to the owner's region faces is in
+// [halo, 2 halo)), so the frames the neighbours store cover every halo a tile reloads.
+template <int Rank>
+void check_halos_in_frames(std::int64_t nx, std::int64_t ny, std::int64_t nz, int halo, int max_tiles) {
+  using namespace relax::detail;
+  const ResidentTiles t = choose_resident_tiles<Rank>(nx, ny, nz, halo, max_tiles, 1 << 20, 4);
+  INFO("grid " << nx << " x " << ny << " x " << nz << ", halo " << halo << ", tiles " << t.count_x << " x "
+               << t.count_y << " x " << t.count_z << " of " << t.tile_x << " x " << t.tile_y << " x " << t.tile_z);
+  REQUIRE(t.found());
+  Shape g;
+  g.nx = nx;
+  g.ny = ny;
+  g.nz = Rank == 3 ? nz : 1;
+  const TileRegion r = t.region<Rank>();
+  std::int64_t checked = 0;
+  bool all_in_frames = true;
+  for (int tz = 0; tz < t.count_z; ++tz)
+    for (int ty = 0; ty < t.count_y; ++ty)
+      for (int tx = 0; tx < t.count_x; ++tx) {
+        const TileOrigin o = tile_origin<Rank>(tz, ty, tx, t.tile_x, t.tile_y, t.tile_z, halo);
+        for (int ck = 0; ck < r.rz; ++ck)
+          for (int ci = 0; ci < r.ry; ++ci)
+            for (int cj = 0; cj < r.rx; ++cj) {
+              const std::int64_t k = o.k0 + ck, i = o.i0 + ci, j = o.j0 + cj;
+              if (distance_to_edge<Rank>(r, ck, ci, cj) >= halo || !in_interior<Rank>(g, k, i, j)) continue;
+              // The owner of grid point (k, i, j) and the cell's place in the owner's region.
+              const std::int64_t ox = (j - 1) / t.tile_x, oy = (i - 1) / t.tile_y, oz = Rank == 3 ? (k - 1) / t.tile_z : 0;
+              const TileOrigin w = tile_origin<Rank>(oz, oy, ox, t.tile_x, t.tile_y, t.tile_z, halo);
+              const int d = distance_to_edge<Rank>(r, static_cast<int>(k - w.k0), static_cast<int>(i - w.i0),
+                                                   static_cast<int>(j - w.j0));
+              const bool adjacent = std::abs(ox - tx) <= 1 && std::abs(oy - ty) <= 1 && std::abs(oz - tz) <= 1 &&
+                                    !(ox == tx && oy == ty && oz == tz);
+              all_in_frames = all_in_frames && adjacent && d >= halo && d < 2 * halo;
+              ++checked;
+            }
+      }
+  CHECK(all_in_frames);
+  CHECK(checked > 0);
+}
+
+TEST_CASE("every halo cell of an on-chip tile is in an adjacent tile's frame", "[decomposition][on_chip]") {
+  // 13 points with a 4-cell halo and at most 4 tiles a side: tiles of 4, 4, 4 and a last one of 1.
+  check_halos_in_frames<2>(13, 13, 1, 4, 16);
+  check_halos_in_frames<2>(13, 5, 1, 4, 16);
+  for (int halo : {1, 2, 4, 8}) {
+    check_halos_in_frames<2>(70, 70, 1, halo, 132);
+    check_halos_in_frames<2>(257, 33, 1, halo, 132);
+  }
+  check_halos_in_frames<3>(13, 13, 13, 4, 64);
+  check_halos_in_frames<3>(33, 17, 9, 2, 132);
+  check_halos_in_frames<3>(40, 40, 40, 4, 132);
 }
 
 TEST_CASE("a grid too large for the chip has no on-chip tiling", "[decomposition][on_chip]") {

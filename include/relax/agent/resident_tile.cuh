@@ -14,8 +14,8 @@
 //! north, south (and up and down) rows and b as vector loads, the cells beside it from the
 //! neighbouring lanes) and updates the cells far enough from the faces for the batch (owned
 //! cells always); a vector with nothing to update reads nothing more than its centre, which also
-//! keeps every load inside the arrays (a vector on a face of the region has distance 0
-//! everywhere). The first version took one cell per thread and step: about 40 instructions and 8
+//! keeps every load inside the arrays (a vector on a row or plane face of the region has distance
+//! 0 everywhere, and one on a column face reads the neighbouring row's cell beside it). The first version took one cell per thread and step: about 40 instructions and 8
 //! shared-memory accesses per cell (ncu at 1024²: 2.9 IPC, shared memory 54% busy).
 
 #include <relax/agent/vector_walk.cuh>
@@ -53,6 +53,7 @@ class ResidentTile {
   static constexpr signed char ring = -1;     //!< boundary ring: loaded once, never updated
   static constexpr int W = Vec16<T>::width;
   static_assert(W == 2 || W == 4, "relax::detail::ResidentTile: T is float or double");
+  static_assert(Threads % 32 == 0, "relax::detail::ResidentTile: whole warps (the sweeps shuffle across lanes)");
 
   //! Tile `tile` of `tiles` for thread `thread` of the block's `Threads`; `smem` (16-byte
   //! aligned) holds `ResidentLayout::shared_bytes()` bytes. Returns with the block synchronised.
@@ -103,9 +104,10 @@ class ResidentTile {
   //! updated keeps its value (ring cells must: they are read).
   template <class S>
   __device__ void sweeps(const S& s, const Shape& g, int depth) {
+    if (depth > halo_) __trap();  // the host pairs the kernel's D with the tiling's halo
     const int px = layout_.pitch, vx = px / W, ry = layout_.region.ry, units = layout_.cells / W;
     const int lane = thread_ % 32;
-    // The thread's vectors u = thread + q · Threads; a warp's lanes hold consecutive vectors, so
+    // The thread's vectors v = thread + q · Threads; a warp's lanes hold consecutive vectors, so
     // the cells beside a vector come from the neighbouring lanes (a shuffle) except at a row's
     // ends and the warp's, where they are read from shared memory.
     const int step_j = Threads % vx, step_i = Threads / vx % ry, step_k = Threads / (vx * ry);
@@ -115,15 +117,15 @@ class ResidentTile {
       T* const next = next_;
       int col = thread_ % vx, ci = thread_ / vx % ry, ck = thread_ / (vx * ry);
       for (int base = thread_ - lane; base < units; base += Threads) {  // the same trips for a warp
-        const int u = base + lane, c = u * W;
-        const bool active = u < units;
+        const int v = base + lane, c = v * W;
+        const bool active = v < units;
         Vec16<T> centre{};
         if (active) centre = vector(cur, c);
         const T from_east = __shfl_down_sync(0xffffffffu, centre.v[0], 1);
         const T from_west = __shfl_up_sync(0xffffffffu, centre.v[W - 1], 1);
-        if (active) update_vector(s, g, cur, next, c, reach, centre,
-                                  lane < 31 && col + 1 < vx ? from_east : cur[c + W],
-                                  lane > 0 && col > 0 ? from_west : cur[c - 1], ck, ci, col * W);
+        if (active)
+          update_vector(s, g, cur, next, c, reach, centre, from_east, lane < 31 && col + 1 < vx, from_west,
+                        lane > 0 && col > 0, ck, ci, col * W);
         col += step_j;
         if (col >= vx) col -= vx, ++ci;
         ci += step_i;
@@ -211,9 +213,13 @@ class ResidentTile {
 
   // One vector of a sweep: the cells of vector c whose class reaches `reach` get the update,
   // the others keep their value; a vector with none is left alone (and reads nothing more).
+  // The cells beside it come from the neighbouring lanes when `east_in_lane` / `west_in_lane`,
+  // else from shared memory, read only once the vector has a cell to update (it is then on no
+  // row or plane face of the region, so c − 1 and c + W are inside the array).
   template <class S>
   __device__ __forceinline__ void update_vector(const S& s, const Shape& g, const T* cur, T* next, int c, int reach,
-                                                const Vec16<T>& centre, T east, T west, int ck, int ci, int cj) const {
+                                                const Vec16<T>& centre, T from_east, bool east_in_lane, T from_west,
+                                                bool west_in_lane, int ck, int ci, int cj) const {
     // The W class bytes of the vector in one load (level_ + c is W-byte aligned).
     using Word = std::conditional_t<W == 4, std::uint32_t, std::uint16_t>;
     const Word word = *reinterpret_cast<const Word*>(level_ + c);
@@ -225,6 +231,8 @@ class ResidentTile {
       any |= level[q] >= reach;
     }
     if (!any) return;
+    const T east = east_in_lane ? from_east : cur[c + W];
+    const T west = west_in_lane ? from_west : cur[c - 1];
     const int px = layout_.pitch;
     const Vec16<T> north = vector(cur, c - px), south = vector(cur, c + px), b = vector(rhs_, c);
     Vec16<T> up{}, down{};

@@ -102,9 +102,10 @@ struct ResidentTiles {
 
 //! The resident tiling of an `nx × ny (× nz)` interior with a `halo`-wide halo: at most
 //! `max_tiles` tiles (the blocks that can be co-resident), each region at most `max_cells` cells
-//! (what shared memory holds) with its rows padded to a multiple of `pad` cells. Every tile is at least `halo` points
-//! along an axis that has more than one tile, so a halo reaches only the adjacent tiles (and the
-//! ring). Among the tilings that fit it takes the fewest cells per region (a sweep's time is
+//! (what shared memory holds) with its rows padded to a multiple of `pad` cells. Along an axis
+//! with more than one tile the tile size is at least `halo` (the last tile may be shorter: beyond
+//! it is the ring), so a halo reaches only the adjacent tiles and the ring, and lies in their
+//! frames (tested on the host in tests/host/test_decomposition.cpp). Among the tilings that fit it takes the fewest cells per region (a sweep's time is
 //! one block's: its shared-memory traffic grows with its cells, and every block runs on its own
 //! SM), then the fewest tiles (fewer blocks at the barriers). A first objective, the fewest
 //! rounds of the block's threads and then the fewest tiles, put 256² with an 8-cell halo on 36

@@ -62,6 +62,7 @@ struct DeviceLoopPlan {
   std::int64_t history_capacity = 0;        //!< norms kept, one per check (0: none)
   std::uint64_t barrier_timeout_ns = 20'000'000'000ull;  //!< 20 s: a barrier takes microseconds
   unsigned int absent_blocks = 0;           //!< test hook: blocks the barrier waits for in vain
+  int silent_tile = -1;                     //!< test hook: an on-chip tile that never raises its flag
 };
 
 //! The device words of one solve: the barrier, the norm slots and the report.
@@ -226,9 +227,10 @@ struct TileFlags {
   }
 
   //! Block-level: tile `tile` has stored `batches` frames (every thread's stores are released).
-  __device__ void publish(int tile, unsigned long long batches) const {
+  //! A `silent` tile (a test hook) stores nothing, so its neighbours' waits time out.
+  __device__ void publish(int tile, unsigned long long batches, bool silent = false) const {
     __syncthreads();
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0 && !silent) {
       cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_device);
       cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(words[tile]).store(batches, cuda::memory_order_relaxed);
     }
@@ -250,6 +252,8 @@ template <int Rank, int D, class S, class T>
 __global__ void __launch_bounds__(tuning::resident_threads, 1)
     on_chip_kernel(S s, T* u, T* w, const T* __restrict__ b, Shape g, ResidentTiles tiles, DeviceLoopPlan plan,
                    DeviceLoopState<T>* state, unsigned long long* flag_words, arith::bits_t<T>* history) {
+  static_assert(tuning::resident_threads >= (Rank == 3 ? 27 : 9),
+                "relax: the on-chip loop needs a thread per adjacent tile to watch its flag");
   extern __shared__ __align__(16) unsigned char on_chip_smem[];
   DeviceLoopCounters<T> loop(plan, state, history);
   const int tile = static_cast<int>(blockIdx.x);
@@ -290,7 +294,7 @@ __global__ void __launch_bounds__(tuning::resident_threads, 1)
       fresh = false;
       agent.sweeps(s, g, depth);
       agent.store_frame(frames(batches + 1), g);
-      flags.publish(tile, ++batches);
+      flags.publish(tile, ++batches, tile == plan.silent_tile);
       left -= depth;
       loop.sweeps += depth;
     }
@@ -370,13 +374,18 @@ class DeviceLoopWorkspace {
     return {s.sweeps, s.checks, static_cast<double>(arith::from_bits<T>(s.last_norm)), static_cast<StopReason>(s.reason),
             s.in_scratch != 0, static_cast<double>(arith::from_bits<T>(s.rhs_norm))};
   }
-  //! What a sweeper worked out for its launch on a grid of `extent`, kept so the next solve on
-  //! the same grid skips the host queries (the tiling, shared memory, occupancy).
+  //! What a sweeper worked out for launching `kernel` on `device` for a grid of these extents,
+  //! kept so the next solve of the same kind skips the host queries (the tiling, shared memory,
+  //! occupancy).
   struct LaunchCache {
+    const void* kernel = nullptr;
+    int device = -1;
     std::int64_t nx = -1, ny = -1, nz = -1;
     detail::ResidentTiles tiles;
     std::size_t shared_bytes = 0;
-    bool matches(const detail::Shape& g) const { return nx == g.nx && ny == g.ny && nz == g.nz; }
+    bool matches(const void* k, int d, const detail::Shape& g) const {
+      return kernel == k && device == d && nx == g.nx && ny == g.ny && nz == g.nz;
+    }
   };
   LaunchCache& launch_cache() { return cache_; }
 
@@ -400,11 +409,11 @@ class DeviceLoopWorkspace {
 };
 
 namespace detail {
-//! Launches `kernel` cooperatively with `args` (converted to the kernel's parameter types).
 template <class T>
 struct same_type {
   using type = T;
 };
+//! Launches `kernel` cooperatively with `args` (converted to the kernel's parameter types).
 template <class... Params>
 void launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream,
                         typename same_type<Params>::type... args) {
@@ -481,6 +490,8 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>>
                                         const detail::DeviceLoopPlan& plan, DeviceLoopWorkspace<T>& workspace,
                                         bool with_history, cudaStream_t stream) {
     detail::require_device_loop_call<S>(u, scratch, b);
+    detail::require(!plan.rhs_on_device, "plan.rhs_on_device", "true",
+                    "false: DeviceLoop<Sync> takes ||b|| from the plan");
     const detail::Shape g = detail::shape_of(u.layout());
     bool deep = Rows != 1;
     if constexpr (Rows == dynamic) deep = Sweeper<Tag>::template deep_rows_fill_device<S::rank, T>(g);
@@ -556,7 +567,9 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>> : detail::DeviceLoopBatches
     const detail::Shape g = detail::shape_of(u.layout());
     auto k = kernel<S, T>();
     auto& cache = workspace.launch_cache();
-    if (!cache.matches(g)) {
+    int device = 0;
+    RELAX_CUDA_CHECK(cudaGetDevice(&device));
+    if (!cache.matches(reinterpret_cast<const void*>(k), device, g)) {
       const detail::ResidentTiles t = tiles<S, T>(g);
       const std::size_t bytes = detail::ResidentLayout<S::rank, T>(t.template region<S::rank>()).shared_bytes();
       // The kernel may ask for all it can (not just these bytes: another solver's launch of the
@@ -567,10 +580,11 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>> : detail::DeviceLoopBatches
       RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads, bytes));
       detail::require(static_cast<std::int64_t>(per_sm) * current_sm_count() >= t.count(), "tiles", t.count(),
                       "no more than the blocks that can be resident at once");
-      cache = {g.nx, g.ny, g.nz, t, bytes};
+      cache = {reinterpret_cast<const void*>(k), device, g.nx, g.ny, g.nz, t, bytes};
     }
     const detail::ResidentTiles t = cache.tiles;
     const std::size_t bytes = cache.shared_bytes;
+    detail::require(t.halo == D, "the tiling's halo", t.halo, "the kernel's D");
     workspace.reset(stream);
     unsigned long long* flags = workspace.tile_flags(t.count(), stream);
     detail::launch_cooperative(k, dim3(t.count()), dim3(threads), bytes, stream, s, u.origin(), scratch.origin(),
