@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace relax::reference {
@@ -58,16 +59,26 @@ double dot(const T* x, const T* y, std::int64_t n, int threads) {
   for (std::int64_t k = 0; k < n; ++k) s += static_cast<double>(x[k]) * static_cast<double>(y[k]);
   return s;
 }
+
+//! The dot product of the single-domain solvers: `dot` over `threads` OpenMP threads. The split
+//! solver (`reference/split_cg.hpp`) passes its own, the parts' partials added in part order.
+struct ThreadedDot {
+  int threads = 1;
+  template <class T>
+  double operator()(const T* x, const T* y, std::int64_t n) const {
+    return dot(x, y, n, threads);
+  }
+};
 }  // namespace detail
 
 namespace detail {
 
 //! ‖b − A x‖₂, r = b − A x formed in T (as the GPU's `cg_residual` does) in the scratch `q`.
-template <class T, class Apply>
-double true_residual_norm(Apply& apply, std::int64_t n, const T* b, const T* x, std::vector<T>& q, int threads) {
+template <class T, class Apply, class Dot>
+double true_residual_norm(Apply& apply, std::int64_t n, const T* b, const T* x, std::vector<T>& q, const Dot& dot) {
   apply(x, q.data());
   for (std::int64_t k = 0; k < n; ++k) q[k] = b[k] - q[k];
-  return std::sqrt(dot(q.data(), q.data(), n, threads));
+  return std::sqrt(dot(q.data(), q.data(), n));
 }
 
 //! The vectors of one CG solve.
@@ -87,20 +98,20 @@ inline StopReason check(double norm, std::int64_t local, const StopCriterion& st
 
 //! Standard CG from x until `stop` (whose cap counts the iterations of this run) decides;
 //! `report.iterations` goes on counting across runs.
-template <class T, class Apply>
+template <class T, class Apply, class Dot>
 CgStatus cg_run(Apply& apply, std::int64_t n, const T* b, T* x, const CgOptions& options, const StopCriterion& stop,
-                CgReport& report, CgVectors<T>& v, int threads) {
+                CgReport& report, CgVectors<T>& v, int threads, const Dot& dot) {
   std::vector<T>&r = v.r, &p = v.p, &q = v.q;
   apply(x, q.data());
   for (std::int64_t k = 0; k < n; ++k) r[k] = b[k] - q[k];
   p = r;
-  double rr = dot(r.data(), r.data(), n, threads);
+  double rr = dot(r.data(), r.data(), n);
   report.residual_norm = std::sqrt(rr);
   const StopReason first = stop.decide(report.residual_norm, report.rhs_norm, 0);
   if (first != StopReason::go_on) return relax::detail::cg_status_of(first);
   for (std::int64_t it = 1;; ++it) {
     apply(p.data(), q.data());
-    const double pq = dot(p.data(), q.data(), n, threads);
+    const double pq = dot(p.data(), q.data(), n);
     if (!std::isfinite(pq)) return CgStatus::non_finite;
     if (pq <= 0.0) return CgStatus::breakdown;
     const T alpha = static_cast<T>(rr / pq);
@@ -109,7 +120,7 @@ CgStatus cg_run(Apply& apply, std::int64_t n, const T* b, T* x, const CgOptions&
       x[k] += alpha * p[k];
       r[k] -= alpha * q[k];
     }
-    const double rr_next = dot(r.data(), r.data(), n, threads);
+    const double rr_next = dot(r.data(), r.data(), n);
     ++report.iterations;
     if (!std::isfinite(rr_next)) return CgStatus::non_finite;
     const T beta = static_cast<T>(rr_next / rr);
@@ -123,19 +134,31 @@ CgStatus cg_run(Apply& apply, std::int64_t n, const T* b, T* x, const CgOptions&
   }
 }
 
+template <class T, class Apply>
+CgStatus cg_run(Apply& apply, std::int64_t n, const T* b, T* x, const CgOptions& options, const StopCriterion& stop,
+                CgReport& report, CgVectors<T>& v, int threads) {
+  return cg_run(apply, n, b, x, options, stop, report, v, threads, ThreadedDot{threads});
+}
+
 //! Runs `run(stop, report)` (one solve from x, `stop` capping the iterations left), computes the
 //! true residual, and restarts from it after a `residual_gap` as `CgOptions::restarts` allows.
+template <class T, class Apply, class Run, class Dot>
+CgReport solve_checked(Apply& apply, std::int64_t n, const T* b, T* x, const CgOptions& options, Run&& run,
+                       const Dot& dot) {
+  const auto start = std::chrono::steady_clock::now();
+  CgReport report;
+  report.rhs_norm = std::sqrt(dot(b, b, n));
+  std::vector<T> scratch(n);
+  relax::detail::solve_with_restarts(options, report, run,
+                                     [&] { return true_residual_norm(apply, n, b, x, scratch, dot); });
+  report.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
 template <class T, class Apply, class Run>
 CgReport solve_checked(Apply& apply, std::int64_t n, const T* b, T* x, const CgOptions& options, int threads,
                        Run&& run) {
-  const auto start = std::chrono::steady_clock::now();
-  CgReport report;
-  report.rhs_norm = std::sqrt(dot(b, b, n, threads));
-  std::vector<T> scratch(n);
-  relax::detail::solve_with_restarts(options, report, run,
-                                     [&] { return true_residual_norm(apply, n, b, x, scratch, threads); });
-  report.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  return report;
+  return solve_checked(apply, n, b, x, options, std::forward<Run>(run), ThreadedDot{threads});
 }
 
 }  // namespace detail
