@@ -14,6 +14,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace {
@@ -43,6 +44,42 @@ TEST_CASE("split CG with one part is the single-domain CG bit for bit", "[split_
   CHECK(got.true_residual_norm == want.true_residual_norm);
   CHECK(got.rhs_norm == want.rhs_norm);
   CHECK(same_bits(x_split, x_single));
+}
+
+TEST_CASE("split pipelined CG with one part is the single-domain pipelined CG bit for bit", "[split_cg]") {
+  const relax::Csr<double> a = relax::testing::scaled_poisson(20, 1.0);
+  const std::vector<double> b = relax::testing::ones_rhs(a);
+  relax::CgOptions options;
+  options.rel_tol = 1e-10;
+  std::vector<double> x_single(b.size(), 0.0), x_split(b.size(), 0.0);
+  const relax::CgReport want = relax::reference::cg_pipelined(a, b, x_single, options, relax::reference::Exec{1});
+  const relax::CgReport got = relax::reference::cg_pipelined_split(a, 1, b, x_split, options);
+  CHECK(got.status == want.status);
+  CHECK(got.iterations == want.iterations);
+  CHECK(got.switched_at == want.switched_at);
+  CHECK(got.residual_norm == want.residual_norm);
+  CHECK(got.true_residual_norm == want.true_residual_norm);
+  CHECK(same_bits(x_split, x_single));
+}
+
+TEST_CASE("split pipelined CG on 2 and 3 parts converges and repeats bit for bit", "[split_cg]") {
+  for (const std::string& name : {std::string("bcsstk03"), std::string("662_bus"), std::string("nos7")}) {
+    const relax::Csr<double> a = relax::testing::read_real_matrix(RELAX_TEST_DATA_DIR, name);
+    const std::vector<double> b = relax::testing::ones_rhs(a);
+    const relax::CgOptions options = relax::testing::real_matrix_options();
+    std::vector<double> x1(b.size(), 0.0);
+    const relax::CgReport one = relax::reference::cg_pipelined_split(a, 1, b, x1, options);
+    for (int k : {2, 3}) {
+      std::vector<double> x(b.size(), 0.0), again(b.size(), 0.0);
+      const relax::CgReport r = relax::reference::cg_pipelined_split(a, k, b, x, options);
+      const relax::CgReport repeat = relax::reference::cg_pipelined_split(a, k, b, again, options);
+      INFO(name << ", k = " << k << ", iterations " << r.iterations << " (one part: " << one.iterations
+                << "), true residual " << r.relative_true_residual());
+      CHECK(relax::testing::converged_or_honest_gap(r));
+      CHECK(repeat.iterations == r.iterations);
+      CHECK(same_bits(again, x));
+    }
+  }
 }
 
 TEST_CASE("split CG on 2 and 3 parts converges, repeats bit for bit, and counts about the same iterations",

@@ -192,10 +192,10 @@ struct PipelinedVectors {
 //! (`since`), ‖A‖ ≥ ‖w‖ / ‖r‖ kept in `norm_a`. Returns true where the gap exceeds it; otherwise,
 //! with `replace`, replaces r = t, w = A r, s = A p, z = A s. The GPU's `cg_pipelined_checkpoint`
 //! takes the same decision.
-template <class T, class Apply>
+template <class T, class Apply, class Dot>
 bool pipelined_checkpoint(Apply& apply, std::int64_t n, const T* b, const T* x, const CgOptions& options,
                           double rhs_norm, std::int64_t since, bool replace, double& norm_a, CgVectors<T>& v,
-                          PipelinedVectors<T>& u, int threads) {
+                          PipelinedVectors<T>& u, const Dot& dot) {
   std::vector<T>&r = v.r, &t = v.q;
   apply(x, t.data());
   double gap = 0.0;
@@ -204,9 +204,9 @@ bool pipelined_checkpoint(Apply& apply, std::int64_t n, const T* b, const T* x, 
     const double d = static_cast<double>(t[k]) - static_cast<double>(r[k]);
     gap += d * d;
   }
-  const double rr = dot(r.data(), r.data(), n, threads);
-  if (rr > 0.0) norm_a = std::max(norm_a, std::sqrt(dot(u.w.data(), u.w.data(), n, threads) / rr));
-  if (relax::detail::pipelined_gap_exceeds(std::sqrt(gap), since, norm_a, std::sqrt(dot(x, x, n, threads)), rhs_norm,
+  const double rr = dot(r.data(), r.data(), n);
+  if (rr > 0.0) norm_a = std::max(norm_a, std::sqrt(dot(u.w.data(), u.w.data(), n) / rr));
+  if (relax::detail::pipelined_gap_exceeds(std::sqrt(gap), since, norm_a, std::sqrt(dot(x, x, n)), rhs_norm,
                                            std::numeric_limits<T>::epsilon(), options.switch_gap))
     return true;
   if (!replace) return false;
@@ -222,10 +222,10 @@ bool pipelined_checkpoint(Apply& apply, std::int64_t n, const T* b, const T* x, 
 //! computed directly for p = r + β p_prev (v.p holds p_prev, v.q gets A p) is > 0, the
 //! recurrences have drifted and the run goes on as standard CG from x, recording the iteration in
 //! `report.switched_at`; a direct pᵀAp ≤ 0 is a breakdown established on true quantities.
-template <class T, class Apply>
+template <class T, class Apply, class Dot>
 CgStatus cg_pipelined_run(Apply& apply, std::int64_t n, const T* b, T* x, const CgOptions& options,
                           const StopCriterion& stop, CgReport& report, CgVectors<T>& v, PipelinedVectors<T>& u,
-                          int threads) {
+                          int threads, const Dot& dot) {
   std::vector<T>&r = v.r, &p = v.p, &q = v.q, &w = u.w, &m = u.m, &z = u.z, &s = u.s, &t = u.t;
   const std::int64_t replace = options.replace_interval > 0 ? options.replace_interval : (sizeof(T) >= 8 ? 50 : 10);
   const double replace_below = options.replace_until_for(sizeof(T)) * options.threshold(report.rhs_norm);
@@ -233,7 +233,7 @@ CgStatus cg_pipelined_run(Apply& apply, std::int64_t n, const T* b, T* x, const 
     report.switched_at = report.iterations;
     StopCriterion rest = stop;
     rest.max_count = stop.max_count - it;
-    return cg_run(apply, n, b, x, options, rest, report, v, threads);
+    return cg_run(apply, n, b, x, options, rest, report, v, threads, dot);
   };
   apply(x, q.data());
   for (std::int64_t k = 0; k < n; ++k) r[k] = b[k] - q[k];
@@ -244,12 +244,12 @@ CgStatus cg_pipelined_run(Apply& apply, std::int64_t n, const T* b, T* x, const 
   for (std::int64_t it = 0;; ++it) {
     if (it > 0 && it % replace == 0) {
       if (pipelined_checkpoint(apply, n, b, x, options, report.rhs_norm, it - exact_at, replacing, norm_a, v, u,
-                               threads))
+                               dot))
         return switch_to_standard(it);
       if (replacing) exact_at = it;
     }
-    const double gamma = dot(r.data(), r.data(), n, threads);
-    const double delta = dot(w.data(), r.data(), n, threads);
+    const double gamma = dot(r.data(), r.data(), n);
+    const double delta = dot(w.data(), r.data(), n);
     replacing = replacing && std::sqrt(gamma) > replace_below;
     if (!std::isfinite(gamma) || !std::isfinite(delta)) return CgStatus::non_finite;
     report.residual_norm = std::sqrt(gamma);
@@ -266,7 +266,7 @@ CgStatus cg_pipelined_run(Apply& apply, std::int64_t n, const T* b, T* x, const 
       const T be = static_cast<T>(beta);
       for (std::int64_t k = 0; k < n; ++k) t[k] = first ? r[k] : r[k] + be * p[k];
       apply(t.data(), q.data());
-      const double pq = dot(t.data(), q.data(), n, threads);
+      const double pq = dot(t.data(), q.data(), n);
       if (!std::isfinite(pq)) return CgStatus::non_finite;
       if (pq <= 0.0) return CgStatus::breakdown;
       return switch_to_standard(it);
@@ -312,7 +312,7 @@ CgReport cg_pipelined(Apply&& apply, std::int64_t n, const T* b, T* x, const CgO
   return detail::solve_checked(apply, n, b, x, options, threads, [&](const StopCriterion& stop, CgReport& report) {
     if (report.restarts > 0 || report.switched_at >= 0)
       return detail::cg_run(apply, n, b, x, options, stop, report, v, threads);
-    return detail::cg_pipelined_run(apply, n, b, x, options, stop, report, v, u, threads);
+    return detail::cg_pipelined_run(apply, n, b, x, options, stop, report, v, u, threads, detail::ThreadedDot{threads});
   });
 }
 namespace detail {

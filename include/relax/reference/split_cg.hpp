@@ -1,7 +1,7 @@
 #pragma once
 //! \file
-//! Standard CG on a matrix split by rows into parts (`relax::partition`): the host model of the
-//! CG on several sub-domains (GPUs), host code, no CUDA.
+//! Standard and pipelined CG on a matrix split by rows into parts (`relax::partition`): the host
+//! model of the CG on several sub-domains (GPUs), host code, no CUDA.
 //!
 //! Each part multiplies its own rows after gathering its halo from the other parts through the
 //! exchange lists: every sender packs the entries its `sends` list names for a reader, and the
@@ -98,6 +98,32 @@ CgReport cg_split(const std::vector<CsrPart<T>>& parts, const std::vector<T>& b,
       dot);
 }
 
+//! Pipelined CG (the rules of `reference::cg_pipelined`: checkpoints, replacement, the switch to
+//! standard CG) on the parts of a split matrix, every dot product in part order. The checkpoint's
+//! gap ‖(b − A x) − r‖ is one serial sum, as in `cg_pipelined` (a decision, not a scalar of the
+//! recurrences). With one part it is `reference::cg_pipelined` with one thread, bit for bit.
+template <class T>
+CgReport cg_pipelined_split(const std::vector<CsrPart<T>>& parts, const std::vector<T>& b, std::vector<T>& x,
+                            const CgOptions& options) {
+  options.validate();
+  relax::detail::require(!parts.empty(), "parts", parts.size(), "at least one part");
+  const std::int64_t n = parts.back().first_row + parts.back().rows;
+  relax::detail::require(static_cast<std::int64_t>(b.size()) == n, "b", b.size(), "one value per row of A");
+  relax::detail::require(static_cast<std::int64_t>(x.size()) == n, "x", x.size(), "one value per row of A");
+  detail::SplitMultiply<T> apply(parts);
+  const detail::PartOrderedDot<T> dot{&parts};
+  detail::CgVectors<T> v(n);
+  detail::PipelinedVectors<T> u(n);
+  return detail::solve_checked(
+      apply, n, b.data(), x.data(), options,
+      [&](const StopCriterion& stop, CgReport& report) {
+        if (report.restarts > 0 || report.switched_at >= 0)
+          return detail::cg_run(apply, n, b.data(), x.data(), options, stop, report, v, 1, dot);
+        return detail::cg_pipelined_run(apply, n, b.data(), x.data(), options, stop, report, v, u, 1, dot);
+      },
+      dot);
+}
+
 //! CG on `a` split into `parts` parts: `a` checked as `reference::cg` checks it (square,
 //! symmetric within `symmetry`), then `relax::partition(a, parts, balance)` (which refuses more
 //! parts than rows).
@@ -108,4 +134,15 @@ CgReport cg_split(const Csr<T>& a, int parts, const std::vector<T>& b, std::vect
   return cg_split(partition(a, parts, balance), b, x, options);
 }
 
+}  // namespace relax::reference
+
+namespace relax::reference {
+//! Pipelined CG on `a` split into `parts` parts, `a` checked as for `cg_split`.
+template <class T>
+CgReport cg_pipelined_split(const Csr<T>& a, int parts, const std::vector<T>& b, std::vector<T>& x,
+                            const CgOptions& options, Balance balance = Balance::rows,
+                            const CsrSymmetry& symmetry = {}) {
+  require_square_symmetric(a, "A", symmetry);
+  return cg_pipelined_split(partition(a, parts, balance), b, x, options);
+}
 }  // namespace relax::reference
