@@ -73,6 +73,18 @@ struct SplitMultiply {
   }
 };
 
+//! Checks the options and the vectors of a split solve; returns the global size.
+template <class T>
+std::int64_t split_system_size(const std::vector<CsrPart<T>>& parts, const std::vector<T>& b, const std::vector<T>& x,
+                               const CgOptions& options) {
+  options.validate();
+  relax::detail::require(!parts.empty(), "parts", parts.size(), "at least one part");
+  const std::int64_t n = parts.back().first_row + parts.back().rows;
+  relax::detail::require(static_cast<std::int64_t>(b.size()) == n, "b", b.size(), "one value per row of A");
+  relax::detail::require(static_cast<std::int64_t>(x.size()) == n, "x", x.size(), "one value per row of A");
+  return n;
+}
+
 }  // namespace detail
 
 //! Standard CG on the parts of a split matrix (`relax::partition` of a square symmetric matrix)
@@ -82,11 +94,7 @@ struct SplitMultiply {
 template <class T>
 CgReport cg_split(const std::vector<CsrPart<T>>& parts, const std::vector<T>& b, std::vector<T>& x,
                   const CgOptions& options) {
-  options.validate();
-  relax::detail::require(!parts.empty(), "parts", parts.size(), "at least one part");
-  const std::int64_t n = parts.back().first_row + parts.back().rows;
-  relax::detail::require(static_cast<std::int64_t>(b.size()) == n, "b", b.size(), "one value per row of A");
-  relax::detail::require(static_cast<std::int64_t>(x.size()) == n, "x", x.size(), "one value per row of A");
+  const std::int64_t n = detail::split_system_size(parts, b, x, options);
   detail::SplitMultiply<T> apply(parts);
   const detail::PartOrderedDot<T> dot{&parts};
   detail::CgVectors<T> v(n);
@@ -105,11 +113,7 @@ CgReport cg_split(const std::vector<CsrPart<T>>& parts, const std::vector<T>& b,
 template <class T>
 CgReport cg_pipelined_split(const std::vector<CsrPart<T>>& parts, const std::vector<T>& b, std::vector<T>& x,
                             const CgOptions& options) {
-  options.validate();
-  relax::detail::require(!parts.empty(), "parts", parts.size(), "at least one part");
-  const std::int64_t n = parts.back().first_row + parts.back().rows;
-  relax::detail::require(static_cast<std::int64_t>(b.size()) == n, "b", b.size(), "one value per row of A");
-  relax::detail::require(static_cast<std::int64_t>(x.size()) == n, "x", x.size(), "one value per row of A");
+  const std::int64_t n = detail::split_system_size(parts, b, x, options);
   detail::SplitMultiply<T> apply(parts);
   const detail::PartOrderedDot<T> dot{&parts};
   detail::CgVectors<T> v(n);
