@@ -8,11 +8,13 @@
 #include "../support/matrices.hpp"
 #include "../support/real_matrices.hpp"
 
+#include <relax/sparse/distribute.hpp>
 #include <relax/sparse/partition.hpp>
 
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace {
@@ -167,4 +169,56 @@ TEST_CASE("partitions that cannot be made are refused with a clear message", "[p
   relax::Csr<double> broken = a;
   broken.row_ptr[3] = 1000;
   CHECK_THROWS_AS(relax::partition(broken, 2), relax::invalid_argument);
+}
+
+// A part read from the file on its own (rows only) against the part of the whole matrix.
+namespace {
+void check_same_part(const relax::CsrPart<double>& got, const relax::CsrPart<double>& want) {
+  CHECK(got.index == want.index);
+  CHECK(got.first_row == want.first_row);
+  CHECK(got.rows == want.rows);
+  CHECK(got.row_ptr == want.row_ptr);
+  CHECK(got.col_idx == want.col_idx);
+  CHECK((got.values.size() == want.values.size() &&
+         std::memcmp(got.values.data(), want.values.data(), want.values.size() * sizeof(double)) == 0));
+  CHECK(got.halo == want.halo);
+  auto same_lists = [](const std::vector<relax::HaloList>& x, const std::vector<relax::HaloList>& y) {
+    if (x.size() != y.size()) return false;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (x[i].part != y[i].part || x[i].indices != y[i].indices) return false;
+    return true;
+  };
+  CHECK(same_lists(got.receives, want.receives));
+  CHECK(same_lists(got.sends, want.sends));
+}
+}  // namespace
+
+TEST_CASE("a part read from the file on its own equals the part of the whole matrix", "[partition][sparse]") {
+  std::vector<std::string> files;
+  for (const auto& name : relax::testing::real_spd_matrices())
+    files.push_back(std::string(RELAX_TEST_DATA_DIR) + "/suitesparse/" + name + ".mtx");
+  files.push_back(std::string(RELAX_TEST_DATA_DIR) + "/poisson2d_10.mtx");
+  files.push_back(std::string(RELAX_TEST_DATA_DIR) + "/spd_random_40.mtx");
+  for (const std::string& path : files) {
+    const auto a = relax::read_matrix_market<double>(path);
+    for (int k : {1, 2, 3, 4, 7}) {
+      const auto whole = relax::partition(a, k, relax::Balance::rows);
+      for (int p = 0; p < k; ++p) {
+        INFO(path << ", part " << p << " of " << k);
+        check_same_part(relax::read_matrix_market_part<double>(path, k, p), whole[static_cast<std::size_t>(p)]);
+      }
+    }
+  }
+}
+
+TEST_CASE("reading a part refuses a general file, a part out of range and more parts than rows",
+          "[partition][validation]") {
+  const std::string general = std::string(RELAX_TEST_DATA_DIR) + "/laplace1d_50_general.mtx";
+  CHECK_THROWS_WITH(relax::read_matrix_market_part<double>(general, 2, 0),
+                    Catch::Contains("symmetric") && Catch::Contains("partition it"));
+  const std::string spd = std::string(RELAX_TEST_DATA_DIR) + "/spd_random_40.mtx";
+  CHECK_THROWS_WITH(relax::read_matrix_market_part<double>(spd, 2, 2), Catch::Contains("index = 2"));
+  CHECK_THROWS_WITH(relax::read_matrix_market_part<double>(spd, 0, 0), Catch::Contains("parts = 0"));
+  CHECK_THROWS_WITH(relax::read_matrix_market_part<double>(spd, 41, 0), Catch::Contains("1 to 40 parts"));
+  CHECK_THROWS_WITH(relax::read_matrix_market_part<double>(spd + ".missing", 2, 0), Catch::Contains("path"));
 }

@@ -20,6 +20,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace relax {
@@ -109,12 +110,16 @@ class MatrixMarketParser {
 
 }  // namespace detail
 
-//! Reads a Matrix Market coordinate matrix. `source` names the input in error messages.
-//! \throws relax::parse_error for malformed input.
-template <class T>
-Csr<T> read_matrix_market(std::istream& in, const std::string& source = "<stream>",
-                          const MatrixMarketLimits& limits = {}) {
-  detail::MatrixMarketParser p(in, source);
+namespace detail {
+
+//! Reads a Matrix Market coordinate matrix, keeping the rows [lo, hi) that `choose(rows)` returns
+//! (as a std::pair, once the size line is read; the whole file is still checked): a Csr of those
+//! rows, row 0 being lo, with the matrix's columns (`cols`) and its entries as
+//! `read_matrix_market` has them. `symmetric_file` says whether the header says symmetric.
+template <class T, class Choose>
+Csr<T> read_matrix_market_rows(std::istream& in, const std::string& source, const MatrixMarketLimits& limits,
+                               Choose&& choose, bool& symmetric_file) {
+  MatrixMarketParser p(in, source);
   std::string line;
   if (!p.next(line)) p.fail("empty input: expected a %%MatrixMarket header");
   const auto header = detail::split_fields(line);
@@ -145,6 +150,11 @@ Csr<T> read_matrix_market(std::istream& in, const std::string& source = "<stream
   if (declared < 0) p.fail("the entry count must not be negative");
   if (declared > a.rows * a.cols) p.fail("more entries declared than the matrix has places");
   if (symmetric && a.rows != a.cols) p.fail("a symmetric matrix must be square");
+  symmetric_file = symmetric;
+  const std::pair<std::int64_t, std::int64_t> range = choose(a.rows);
+  const std::int64_t lo = std::clamp<std::int64_t>(range.first, 0, a.rows);
+  const std::int64_t hi = std::clamp<std::int64_t>(range.second, lo, a.rows);
+  const auto keep = [&](std::int64_t row) { return row >= lo && row < hi; };
 
   struct Entry {
     std::int64_t i, j;
@@ -165,13 +175,14 @@ Csr<T> read_matrix_market(std::istream& in, const std::string& source = "<stream
     if (symmetric && i < j)
       p.fail("entry (" + f[0] + ", " + f[1] + ") above the diagonal in a symmetric file");
     const T v = pattern ? T(1) : integer ? static_cast<T>(p.integer(f[2], "value")) : static_cast<T>(p.real(f[2]));
-    entries.push_back({i - 1, j - 1, v});
-    if (symmetric && i != j) entries.push_back({j - 1, i - 1, v});
+    if (keep(i - 1)) entries.push_back({i - 1 - lo, j - 1, v});
+    if (symmetric && i != j && keep(j - 1)) entries.push_back({j - 1 - lo, i - 1, v});
     ++seen;
   }
   if (seen < declared)
     p.fail("truncated: " + std::to_string(seen) + " of " + std::to_string(declared) + " entries");
 
+  a.rows = hi - lo;
   // Rows in order, columns in order within a row, duplicates summed.
   std::sort(entries.begin(), entries.end(),
             [](const Entry& x, const Entry& y) { return x.i != y.i ? x.i < y.i : x.j < y.j; });
@@ -190,6 +201,18 @@ Csr<T> read_matrix_market(std::istream& in, const std::string& source = "<stream
   }
   std::partial_sum(a.row_ptr.begin(), a.row_ptr.end(), a.row_ptr.begin());
   return a;
+}
+
+}  // namespace detail
+
+//! Reads a Matrix Market coordinate matrix. `source` names the input in error messages.
+//! \throws relax::parse_error for malformed input.
+template <class T>
+Csr<T> read_matrix_market(std::istream& in, const std::string& source = "<stream>",
+                          const MatrixMarketLimits& limits = {}) {
+  bool symmetric = false;
+  return detail::read_matrix_market_rows<T>(
+      in, source, limits, [](std::int64_t rows) { return std::pair<std::int64_t, std::int64_t>(0, rows); }, symmetric);
 }
 
 //! Reads a Matrix Market file. \throws relax::invalid_argument naming `path` if it cannot be
