@@ -228,9 +228,17 @@ TEST_CASE("the on-chip tiling takes the smallest regions, then the fewest tiles"
           if (c == cells) CHECK(kx * ky >= t.count());
         }
     }
-  // A grid that fits one tile best takes one tile.
-  const auto one = choose_resident_tiles<2>(1, 1, 1, 8, 132, 16384);
-  CHECK(one.count() == 1);
+}
+
+TEST_CASE("on an H200's limits the on-chip loop holds about 1400^2 float points at D = 4", "[decomposition][on_chip]") {
+  // What the README says: 132 SMs, 227 KiB of shared memory a block less the kernel's 96 static
+  // bytes (ptxas, 512 threads), 13 bytes a cell (three float arrays and a class byte), rows
+  // padded to 4 cells.
+  using relax::detail::choose_resident_tiles;
+  const std::int64_t cells = (227 * 1024 - 96) / 13;
+  CHECK(choose_resident_tiles<2>(1400, 1400, 1, 4, 132, cells, 4).found());
+  CHECK_FALSE(choose_resident_tiles<2>(1500, 1500, 1, 4, 132, cells, 4).found());
+  CHECK(choose_resident_tiles<2>(1024, 1024, 1, 8, 132, cells, 4).found());
 }
 
 // What the on-chip kernel relies on: every interior cell of a tile's halo belongs to an adjacent

@@ -159,37 +159,14 @@ class ResidentTile {
   //! interior at 0 and the ring as loaded, as `relax::rhs_norm` (call it after `load_all`).
   template <class S>
   __device__ void fold_rhs_norm(arith::bits_t<T>& best, const S& s, const Shape& g) const {
-    const T* const cur = cur_;
-    const int px = layout_.pitch, plane = layout_.plane;
-    const auto ring_value = [&](int c) { return level_[c] == ring ? cur[c] : T(0); };
-    for_each<1>([&](int c, int ck, int ci, int cj) {
-      if (level_[c] >= halo_) {
-        Neighbours<T, Rank> nb;
-        if constexpr (Rank == 2) nb = {T(0), ring_value(c - px), ring_value(c + px), ring_value(c + 1), ring_value(c - 1)};
-        else
-          nb = {T(0), ring_value(c - px), ring_value(c + px), ring_value(c + 1), ring_value(c - 1),
-                ring_value(c - plane), ring_value(c + plane)};
-        const auto bits = arith::abs_bits(s.residual(nb, point(g, ck, ci, cj), rhs_[c]));
-        best = best > bits ? best : bits;
-      }
-    });
+    fold_owned_residual(best, s, g, [&](int c) { return level_[c] == ring ? cur_[c] : T(0); });
   }
 
   //! Folds |s.residual| of the calling thread's owned cells into `best` (the bits of
   //! `relax::arith::abs_bits`, as the launched residual kernel). The halo must be fresh.
   template <class S>
   __device__ void fold_residual(arith::bits_t<T>& best, const S& s, const Shape& g) const {
-    const T* const cur = cur_;
-    const int px = layout_.pitch, plane = layout_.plane;
-    for_each<1>([&](int c, int ck, int ci, int cj) {
-      if (level_[c] >= halo_) {
-        Neighbours<T, Rank> nb;
-        if constexpr (Rank == 2) nb = {cur[c], cur[c - px], cur[c + px], cur[c + 1], cur[c - 1]};
-        else nb = {cur[c], cur[c - px], cur[c + px], cur[c + 1], cur[c - 1], cur[c - plane], cur[c + plane]};
-        const auto bits = arith::abs_bits(s.residual(nb, point(g, ck, ci, cj), rhs_[c]));
-        best = best > bits ? best : bits;
-      }
-    });
+    fold_owned_residual(best, s, g, [&](int c) { return cur_[c]; });
   }
 
  private:
@@ -209,6 +186,20 @@ class ResidentTile {
       if (ci >= ry) ci -= ry, ++ck;
       ck += step_k;
     }
+  }
+
+  // Folds |s.residual| over the owned cells into `best`, cell values read by `value(c)`.
+  template <class S, class Value>
+  __device__ void fold_owned_residual(arith::bits_t<T>& best, const S& s, const Shape& g, Value value) const {
+    const int px = layout_.pitch, plane = layout_.plane;
+    for_each<1>([&](int c, int ck, int ci, int cj) {
+      if (level_[c] < halo_) return;
+      Neighbours<T, Rank> nb;
+      if constexpr (Rank == 2) nb = {value(c), value(c - px), value(c + px), value(c + 1), value(c - 1)};
+      else nb = {value(c), value(c - px), value(c + px), value(c + 1), value(c - 1), value(c - plane), value(c + plane)};
+      const auto bits = arith::abs_bits(s.residual(nb, point(g, ck, ci, cj), rhs_[c]));
+      best = best > bits ? best : bits;
+    });
   }
 
   // One vector of a sweep: the cells of vector c whose class reaches `reach` get the update,

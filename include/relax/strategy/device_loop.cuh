@@ -75,7 +75,7 @@ struct DeviceLoopState {
   std::int64_t sweeps;
   std::int64_t checks;
   int reason;
-  int in_scratch;  //!< 1: the iterate ended in w (the on-chip loop)
+  int in_scratch;  //!< 1: the iterate ended in w
 };
 
 //! What every block of a device loop keeps: the counts, the last norm and the stop reason, and
@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(BlockX* BlockY)
     ok = loop.template check<BlockX, BlockY>(best);
     if (!ok || loop.reason != StopReason::go_on) break;
   }
-  loop.report(loop.sweeps);
+  loop.report(loop.sweeps, sweeps % 2 != 0);  // each sweep exchanged src and dst
 }
 
 //! The flags of the on-chip device loop: tile t's word holds the number of batches whose frame
@@ -325,7 +325,7 @@ struct DeviceLoopResult {
   std::int64_t checks = 0;
   double norm = 0.0;  //!< the residual norm at the last check
   StopReason reason = StopReason::go_on;
-  bool in_scratch = false;  //!< the iterate ended in the scratch grid (the on-chip loop)
+  bool in_scratch = false;  //!< the iterate ended in the scratch grid
   double rhs_norm = 0.0;     //!< ‖b‖ as the kernel computed it (plans with rhs_on_device)
 };
 
@@ -499,7 +499,7 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>>
     else launch<1>(s, u, scratch, b, g, plan, workspace, stream);
     const detail::DeviceLoopResult result =
         detail::read_device_loop(workspace, with_history, plan, "persistent_sync_kernel: a grid barrier", stream);
-    if (result.sweeps % 2 != 0) u.swap(scratch);
+    if (result.in_scratch) u.swap(scratch);
     return result;
   }
 
