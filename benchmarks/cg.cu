@@ -112,17 +112,21 @@ constexpr std::int64_t fixed_iterations = 200;
 template <class Variant>
 constexpr int kernels_per_iteration() {
   if constexpr (std::is_same_v<Variant, relax::Unfused>) return 6;  // SpMV, 2 dots, 2 axpys, xpay
-  else if constexpr (std::is_same_v<Variant, relax::Persistent>) return 0;  // one launch per solve
+  else if constexpr (std::is_same_v<Variant, relax::Persistent> ||
+                     std::is_same_v<Variant, relax::PersistentSingleReduction>)
+    return 0;  // one launch per solve
   else return 2;  // Fused, Graph (in a graph), Pipelined
 }
 
 // Vectors of n² values the fused variants move per iteration: Fused, Graph and Persistent 9
 // (read r, p, x; write p, q, x; read q, r; write r: x's update rides on the first kernel's read
-// of p); Pipelined 16 (read r, w; write m; read m, z, s, p, x, r, w; write z, s, p, x, r, w).
+// of p); Pipelined 16 (read r, w; write m; read m, z, s, p, x, r, w; write z, s, p, x, r, w);
+// PersistentSingleReduction 10 (read r, w, s, p, x; write p, s, x, r, w).
 // Unfused and the library path: bytes_per_iter.
 template <class Variant>
 constexpr int vectors_per_iteration() {
   if constexpr (std::is_same_v<Variant, relax::Pipelined>) return 16;
+  else if constexpr (std::is_same_v<Variant, relax::PersistentSingleReduction>) return 10;
   else return 9;
 }
 
@@ -345,6 +349,7 @@ void register_type() {
       add("relax_fused", BM_relax<T, relax::Fused>);
       add("relax_graph", BM_relax<T, relax::Graph>);
       add("relax_persistent", BM_relax<T, relax::Persistent>);
+      add("relax_persistent_single", BM_relax<T, relax::PersistentSingleReduction>);
       add("relax_pipelined", BM_relax<T, relax::Pipelined>);
       if (n <= 4096) add("relax_csr", BM_relax_csr<T>);  // the host symmetry check of 3e8 entries is slow
       add("cusparse_cublas", BM_cusparse_cublas<T>);

@@ -99,7 +99,9 @@ void sweep_throughput(benchmark::State& state) {
   counter(state, "us_per_sweep", total_ms * 1e3 / sweeps);
 }
 
-template <class S, class Strategy>
+// Ten implicit steps, timed from the first right-hand side to the last report (`launch`: the
+// on-chip loop runs them in one launch, or one launch per step).
+template <class S, class Strategy, relax::StepLaunch launch = relax::StepLaunch::fused>
 void diffusion_solve(benchmark::State& state) {
   using T = typename S::value_type;
   relax::DiffusionParams p;
@@ -114,7 +116,7 @@ void diffusion_solve(benchmark::State& state) {
   relax::RunReport run;
   for (auto _ : state) {
     relax::copy(u0, problem.u(), solver.stream());
-    run = relax::run_diffusion(solver, problem);
+    run = relax::run_diffusion(solver, problem, {}, launch);
     if (!run.converged()) {
       state.SkipWithError("a step did not converge");
       return;
@@ -241,11 +243,11 @@ void register_sweep(const char* family, const char* shape,
         ->ReportAggregatesOnly(true);
 }
 
-template <class Strategy, class S = relax::Stencil5<float>>
+template <class Strategy, class S = relax::Stencil5<float>, relax::StepLaunch launch = relax::StepLaunch::fused>
 void register_solve(const char* name, std::int64_t n, std::int64_t r) {
   const std::string family = S::rank == 3 ? "diffusion3d_solve/" : "diffusion_solve/";
   benchmark::RegisterBenchmark((family + name + "/r:" + std::to_string(r) +
-                                "/N:" + std::to_string(n)).c_str(), diffusion_solve<S, Strategy>)
+                                "/N:" + std::to_string(n)).c_str(), diffusion_solve<S, Strategy, launch>)
       ->Args({n, r})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1)
       ->Repetitions(3)->ReportAggregatesOnly(true);
 }
@@ -341,6 +343,9 @@ const int registered = [] {
       register_solve<relax::DeviceLoop<relax::TemporalBlock<4, relax::OnChip>>>("DeviceLoop_OnChip4", n, r);
       register_solve<relax::DeviceLoop<relax::TemporalBlock<8, relax::OnChip>>>("DeviceLoop_OnChip8", n, r);
       if (r != 10) continue;
+      // The same loop with a launch per step (what fusing the ten steps saves).
+      register_solve<relax::DeviceLoop<relax::TemporalBlock<8, relax::OnChip>>, relax::Stencil5<float>,
+                     relax::StepLaunch::per_step>("DeviceLoop_OnChip8_per_step", n, r);
       register_solve<relax::TemporalBlock<4, relax::ColumnStream>>("TemporalBlock4_stream", n, r);
       if (n != 1024) register_solve<relax::TemporalBlock<8, relax::ColumnStream>>("TemporalBlock8_stream", n, r);
     }

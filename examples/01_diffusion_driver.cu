@@ -64,6 +64,8 @@ relax::RunReport run_gpu(const Options& o) {
   relax::Solver<S, Strategy, relax::Fixed> solver(o.problem.extents(), S(o.problem.r),
                                                   relax::Fixed(o.check_interval), o.solve);
   relax::DiffusionState<typename S::value_type> state(o.problem, solver.stream());
+  if constexpr (decltype(solver)::fuses_steps)
+    std::printf("all %d steps in one launch (each step's time from the GPU's timer)\n", o.problem.steps);
   return relax::run_diffusion(solver, state, print_step);
 }
 

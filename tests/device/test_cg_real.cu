@@ -48,7 +48,7 @@ void check_against_unfused(std::int64_t bound_percent) {
 }  // namespace
 
 TEMPLATE_TEST_CASE("CG variants reach 1e-8 on the real SPD matrices like Unfused", "[cg][real]", relax::Fused,
-                   relax::Graph, relax::Persistent) {
+                   relax::Graph, relax::Persistent, relax::PersistentSingleReduction) {
   check_against_unfused<TestType>(105);
 }
 

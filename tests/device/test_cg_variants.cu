@@ -21,6 +21,7 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <type_traits>
 #include <vector>
 
 namespace ref = relax::reference;
@@ -73,17 +74,17 @@ void check_poisson_like_unfused(std::int64_t n) {
 }  // namespace
 
 TEMPLATE_TEST_CASE("CG variants solve the Poisson problem like Unfused", "[cg][variants][sanitize]",
-                   relax::Fused, relax::Graph, relax::Persistent, relax::Pipelined) {
+                   relax::Fused, relax::Graph, relax::Persistent, relax::PersistentSingleReduction, relax::Pipelined) {
   check_poisson_like_unfused<TestType>(GENERATE(1, 2, 70));
 }
 
 TEMPLATE_TEST_CASE("CG variants solve the Poisson problem like Unfused at N = 257", "[cg][variants]",
-                   relax::Fused, relax::Graph, relax::Persistent, relax::Pipelined) {
+                   relax::Fused, relax::Graph, relax::Persistent, relax::PersistentSingleReduction, relax::Pipelined) {
   check_poisson_like_unfused<TestType>(257);
 }
 
 TEMPLATE_TEST_CASE("CG variants solve the shipped SPD matrices", "[cg][variants][sanitize]", relax::Fused,
-                   relax::Graph, relax::Persistent, relax::Pipelined) {
+                   relax::Graph, relax::Persistent, relax::PersistentSingleReduction, relax::Pipelined) {
   for (const char* name : {"poisson2d_10.mtx", "laplace1d_50_general.mtx", "spd_random_40.mtx"}) {
     INFO(name);
     const auto a = data_file(name);
@@ -101,7 +102,7 @@ TEMPLATE_TEST_CASE("CG variants solve the shipped SPD matrices", "[cg][variants]
 }
 
 TEMPLATE_TEST_CASE("CG variants in float32, and their statuses", "[cg][variants]", relax::Fused, relax::Graph,
-                   relax::Persistent, relax::Pipelined) {
+                   relax::Persistent, relax::PersistentSingleReduction, relax::Pipelined) {
   const std::int64_t n = 257;
   relax::CgOptions opt;
   opt.rel_tol = 1e-4;  // float's attainable accuracy here is about 3e-5 (see CG's Pipelined notes)
@@ -163,10 +164,14 @@ TEST_CASE("Graph runs Fused's iterations: the same count and bits at any check i
   CHECK(std::memcmp(first.data(), again_x.data(), b.size() * sizeof(double)) == 0);
 }
 
-TEST_CASE("Persistent CG sizes its grid from occupancy and is reproducible", "[cg][variants]") {
+TEMPLATE_TEST_CASE("Persistent CG sizes its grid from the problem and occupancy and is reproducible", "[cg][variants]",
+                   relax::Persistent, relax::PersistentSingleReduction) {
   const std::int64_t n = 64;
-  relax::CG<relax::Poisson5Operator<double>, relax::Persistent> cg{relax::Poisson5Operator<double>(n)};
-  CHECK(cg.persistent_blocks() >= relax::current_sm_count());
+  relax::CG<relax::Poisson5Operator<double>, TestType> cg{relax::Poisson5Operator<double>(n)};
+  // 4096 points fill fewer blocks than one per SM at two points a thread: one block per SM.
+  CHECK(cg.persistent_blocks() == relax::current_sm_count());
+  relax::CG<relax::Poisson5Operator<double>, TestType> large{relax::Poisson5Operator<double>(2048)};
+  CHECK(large.persistent_blocks() > relax::current_sm_count());
   const auto b = random_vector<double>(n * n, 17);
   std::vector<double> x1(b.size(), 0.0), x2(b.size(), 0.0);
   const auto r1 = cg.solve(b, x1);
@@ -174,6 +179,38 @@ TEST_CASE("Persistent CG sizes its grid from occupancy and is reproducible", "[c
   CHECK(r1.converged());
   CHECK(r1.iterations == r2.iterations);
   CHECK(std::memcmp(x1.data(), x2.data(), x1.size() * sizeof(double)) == 0);
+}
+
+TEMPLATE_TEST_CASE("a persistent CG whose grid barrier cannot complete ends with an error naming the kernel",
+                   "[cg][variants][validation]", relax::Persistent, relax::PersistentSingleReduction) {
+  const std::int64_t n = 40;
+  relax::CG<relax::Poisson5Operator<double>, TestType> cg{relax::Poisson5Operator<double>(n)};
+  const auto b = random_vector<double>(n * n, 29);
+  std::vector<double> x(b.size(), 0.0);
+  cg.set_absent_blocks_for_testing(1);  // the barrier waits for a block that does not exist
+  const char* kernel = std::is_same_v<TestType, relax::Persistent> ? "cg_persistent:" : "cg_persistent_single:";
+  CHECK_THROWS_AS(cg.solve(b, x), relax::device_loop_error);
+  CHECK_THROWS_WITH(cg.solve(b, x), Catch::Contains(kernel) && Catch::Contains("did not complete"));
+  // The solver serves the next solve.
+  cg.set_absent_blocks_for_testing(0);
+  std::fill(x.begin(), x.end(), 0.0);
+  CHECK(cg.solve(b, x).converged());
+}
+
+TEST_CASE("Chronopoulos-Gear CG takes standard CG's iterations on the Poisson problem", "[cg][variants]") {
+  // One reduction per iteration, α from a recurrence: the same iterates in exact arithmetic.
+  for (std::int64_t n : {3, 64, 255}) {
+    const auto b = random_vector<double>(n * n, 41 + n);
+    std::vector<double> x1(b.size()), x2(b.size());
+    relax::CgOptions opt;
+    opt.rel_tol = 1e-10;
+    const auto standard = solve_with<relax::Persistent>(relax::Poisson5Operator<double>(n), b, x1, opt);
+    const auto single = solve_with<relax::PersistentSingleReduction>(relax::Poisson5Operator<double>(n), b, x2, opt);
+    INFO("n = " << n);
+    REQUIRE(single.converged());
+    check_close_iterations(single.iterations, standard.iterations);
+    CHECK(relative_error(x2, x1) <= 1e-8);
+  }
 }
 
 TEST_CASE("Pipelined CG reaches standard CG's true residual on an ill-conditioned matrix", "[cg][variants]") {

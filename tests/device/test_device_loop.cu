@@ -30,13 +30,22 @@ using OnDevice = relax::DeviceLoop<relax::Sync>;
 template <int D>
 using OnChip = relax::DeviceLoop<relax::TemporalBlock<D, relax::OnChip>>;
 
+// The run of `p` with `Loop` (all steps in one launch where it can, unless `launch` says
+// otherwise) against Sync's host loop, one solve per step.
 template <class S, class Loop = OnDevice>
-void check_same_as_host_loop(const relax::DiffusionParams& p, int m = 8, const relax::SolveOptions& options = {}) {
+void check_same_as_host_loop(const relax::DiffusionParams& p, int m = 8, const relax::SolveOptions& options = {},
+                             relax::StepLaunch launch = relax::StepLaunch::fused) {
   HostGrid<typename S::value_type> host_u, device_u;
   const auto want = relax::testing::gpu_diffusion<S, relax::Sync>(p, host_u, relax::Fixed(m), options);
-  const auto got = relax::testing::gpu_diffusion<S, Loop>(p, device_u, relax::Fixed(m), options);
-  INFO("box " << p.extents().to_text() << ", r = " << p.r << ", source " << relax::to_string(p.source) << ", M = " << m);
+  const auto got = relax::testing::gpu_diffusion<S, Loop>(p, device_u, relax::Fixed(m), options, launch);
+  INFO("box " << p.extents().to_text() << ", r = " << p.r << ", source " << relax::to_string(p.source) << ", M = " << m
+              << (launch == relax::StepLaunch::fused ? ", fused steps" : ", a launch per step"));
   relax::testing::check_same_run(got, device_u, want, host_u);
+  if (options.record_history)
+    for (std::size_t k = 0; k < std::min(got.steps.size(), want.steps.size()); ++k) {
+      INFO("step " << k + 1);
+      relax::testing::check_same_report(got.steps[k], want.steps[k]);
+    }
 }
 
 relax::DiffusionParams box(std::int64_t nx, std::int64_t ny, std::int64_t nz, double r, relax::Source src,
@@ -91,10 +100,66 @@ TEST_CASE("the on-chip device loop at other depths, in 3D and in float64", "[dev
   check_same_as_host_loop<relax::Stencil5<float>, OnChip<3>>(box(1000, 70, 0, 1.0, src, 3));
   check_same_as_host_loop<relax::Stencil5<float>, OnChip<4>>(relax::testing::diffusion_params(257, 10.0, src, 3), 5);
   check_same_as_host_loop<relax::Stencil5<double>, OnChip<4>>(relax::testing::diffusion_params(257, 10.0, src, 3));
+  // A launch per step (Solver::solve), as a user's own time loop runs it.
+  check_same_as_host_loop<relax::Stencil5<float>, OnChip<4>>(box(1000, 70, 0, 10.0, src, 3), 8, {},
+                                                             relax::StepLaunch::per_step);
+  check_same_as_host_loop<relax::Stencil7<float>, OnChip<3>>(box(33, 17, 9, 10.0, src, 3), 8, {},
+                                                             relax::StepLaunch::per_step);
   for (double r : {1.0, 10.0, 100.0}) {
     check_same_as_host_loop<relax::Stencil7<float>, OnChip<4>>(box(33, 17, 9, r, src));
     check_same_as_host_loop<relax::Stencil7<float>, OnChip<2>>(box(40, 40, 40, r, src, 3));
   }
+}
+
+TEST_CASE("the on-chip loop's fused steps: histories, a step that stops the run, and the steps' times",
+          "[device_loop][diffusion][on_chip][sanitize]") {
+  const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
+  relax::SolveOptions options;
+  options.record_history = true;
+  check_same_as_host_loop<relax::Stencil5<float>, OnChip<4>>(relax::testing::diffusion_params(70, 10.0, src, 4), 8,
+                                                             options);
+  check_same_as_host_loop<relax::Stencil7<float>, OnChip<2>>(box(20, 13, 9, 1.0, src, 3), 3, options);
+  // A cap of 40 sweeps ends a step of r = 100 unconverged, and the run stops after it.
+  options.max_sweeps = 40;
+  check_same_as_host_loop<relax::Stencil5<float>, OnChip<4>>(relax::testing::diffusion_params(70, 100.0, src, 5), 8,
+                                                             options);
+  options.record_history = false;
+  check_same_as_host_loop<relax::Stencil5<float>, OnChip<8>>(relax::testing::diffusion_params(70, 100.0, src, 5), 8,
+                                                             options);
+  // Every fused step has its time from the GPU's timer, and they add up to less than the run's.
+  HostGrid<float> u;
+  const auto run = relax::testing::gpu_diffusion<relax::Stencil5<float>, OnChip<4>>(
+      relax::testing::diffusion_params(257, 10.0, src, 4), u);
+  REQUIRE(run.steps.size() == 4);
+  double steps_ms = 0.0;
+  for (const auto& step : run.steps) {
+    CHECK(step.time_ms > 0.0);
+    steps_ms += step.time_ms;
+  }
+  CHECK(steps_ms <= run.time_ms);
+}
+
+TEST_CASE("fused steps are refused where they cannot run", "[device_loop][validation][on_chip]") {
+  const Extents e(70, 50);
+  relax::Solver<relax::Stencil5<float>, OnChip<4>, relax::Fixed> solver(e, relax::Stencil5<float>(1.0));
+  DeviceGrid<float> u(e);
+  const DeviceGrid<float> f(e), other(Extents(70, 51));
+  CHECK_THROWS_WITH(solver.solve_steps(u, f, 0, solver.stream()), Catch::Contains("steps"));
+  CHECK_THROWS_WITH(solver.solve_steps(u, other, 2, solver.stream()), Catch::Contains("source"));
+  relax::DeviceLoopWorkspace<float> workspace;
+  workspace.reserve(2, 0);
+  DeviceGrid<float> scratch(e);
+  relax::detail::DeviceLoopPlan plan;
+  plan.steps = 2;
+  plan.rhs_on_device = true;
+  plan.check_every = 0;  // a step ends at a converged check: there must be checks
+  CHECK_THROWS_WITH(relax::Sweeper<OnChip<4>>::solve_steps(solver.stencil(), u, scratch, f, plan, workspace, false,
+                                                           solver.stream()),
+                    Catch::Contains("check_every"));
+  plan.check_every = 8;
+  CHECK_THROWS_WITH(relax::Sweeper<OnChip<4>>::solve(solver.stencil(), u, scratch, f, plan, workspace, false,
+                                                     solver.stream()),
+                    Catch::Contains("solve_steps"));
 }
 
 TEST_CASE("on-chip solvers of different grids take turns on one kernel", "[device_loop][on_chip]") {

@@ -14,10 +14,11 @@ namespace relax::testing {
 //! final state in `final_state`.
 template <class S, class Strategy, class Controller = Fixed>
 RunReport gpu_diffusion(const DiffusionParams& p, HostGrid<typename S::value_type>& final_state,
-                        Controller controller = Fixed(8), const SolveOptions& options = {}) {
+                        Controller controller = Fixed(8), const SolveOptions& options = {},
+                        StepLaunch launch = StepLaunch::fused) {
   Solver<S, Strategy, Controller> solver(p.extents(), S(p.r), controller, options);
   DiffusionState<typename S::value_type> state(p, solver.stream());
-  const RunReport run = run_diffusion(solver, state);
+  const RunReport run = run_diffusion(solver, state, {}, launch);
   final_state = to_host(state.u(), solver.stream());
   return run;
 }

@@ -52,6 +52,7 @@ class ResidentTile {
   static constexpr signed char outside = -2;  //!< not a grid point: never loaded, read or stored
   static constexpr signed char ring = -1;     //!< boundary ring: loaded once, never updated
   static constexpr int W = Vec16<T>::width;
+  static constexpr int halo_batch = 4;  //!< halo cells a thread loads at once (`load_halo`)
   static_assert(W == 2 || W == 4, "relax::detail::ResidentTile: T is float or double");
   static_assert(Threads % 32 == 0, "relax::detail::ResidentTile: whole warps (the sweeps shuffle across lanes)");
 
@@ -76,25 +77,48 @@ class ResidentTile {
     __syncthreads();
   }
 
-  //! Loads the whole region of `u` into both buffers (the ring must be in both) and b.
-  __device__ void load_all(const T* u, const T* __restrict__ b, const Shape& g) {
+  //! Loads the whole region of `u` into both buffers (the ring must be in both) and the
+  //! right-hand side: b, or u + source (`arith::add`, as the fused right-hand side of the
+  //! diffusion run) when `source` is given. Block-level.
+  __device__ void load_all(const T* u, const T* __restrict__ b, const T* __restrict__ source, const Shape& g) {
+    __syncthreads();  // a load for the next step: every thread is done with the last
     for_each<1>([&](int c, int ck, int ci, int cj) {
       const bool in = level_[c] != outside;
       const std::int64_t at = in ? global(g, ck, ci, cj) : 0;
       const T v = in ? u[at] : T(0);
       cur_[c] = v;
       next_[c] = v;
-      rhs_[c] = level_[c] >= 0 ? b[at] : T(0);
+      rhs_[c] = level_[c] < 0 ? T(0) : source != nullptr ? arith::add(v, source[at]) : b[at];
     });
     __syncthreads();
   }
 
-  //! Refreshes the interior halo cells from `src` (the adjacent tiles' frames).
+  //! Refreshes the interior halo cells from `src` (the adjacent tiles' frames). A thread takes
+  //! `halo_batch` of its cells at a time and issues their loads before it stores any: the loads
+  //! come from L2, and one cell at a time waited for each in turn.
   __device__ void load_halo(const T* src, const Shape& g) {
     T* const cur = cur_;
-    for_each<1>([&](int c, int ck, int ci, int cj) {
-      if (level_[c] >= 0 && level_[c] < halo_) cur[c] = src[global(g, ck, ci, cj)];
-    });
+    const int rx = layout_.pitch, ry = layout_.region.ry, units = layout_.cells;
+    const int step_j = Threads % rx, step_i = Threads / rx % ry, step_k = Threads / (rx * ry);
+    int cj = thread_ % rx, ci = thread_ / rx % ry, ck = thread_ / (rx * ry);
+    for (int base = thread_; base < units; base += halo_batch * Threads) {
+      T v[halo_batch];
+      int at[halo_batch];
+#pragma unroll
+      for (int q = 0; q < halo_batch; ++q) {
+        const int c = base + q * Threads;
+        at[q] = c < units && level_[c] >= 0 && level_[c] < halo_ ? c : -1;
+        if (at[q] >= 0) v[q] = src[global(g, ck, ci, cj)];
+        cj += step_j;
+        if (cj >= rx) cj -= rx, ++ci;
+        ci += step_i;
+        if (ci >= ry) ci -= ry, ++ck;
+        ck += step_k;
+      }
+#pragma unroll
+      for (int q = 0; q < halo_batch; ++q)
+        if (at[q] >= 0) cur[at[q]] = v[q];
+    }
     __syncthreads();
   }
 

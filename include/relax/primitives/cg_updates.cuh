@@ -15,7 +15,9 @@ namespace relax::detail {
 //! `cg_drift`: Pipelined's recurrence gave pᵀAp ≤ 0, which the host checks on p and A p.
 //! `cg_gap`: Pipelined's checkpoint found its residual too far from b − A x
 //! (`CgOptions::switch_gap`); the host goes on with standard CG.
-enum : int { cg_ok = 0, cg_breakdown = 1, cg_non_finite = 2, cg_drift = 3, cg_gap = 4 };
+//! `cg_barrier_failed`: a persistent kernel's grid barrier did not complete in time; the host
+//! throws `relax::device_loop_error`.
+enum : int { cg_ok = 0, cg_breakdown = 1, cg_non_finite = 2, cg_drift = 3, cg_gap = 4, cg_barrier_failed = 5 };
 
 //! r = p = b − ax.
 template <class T>

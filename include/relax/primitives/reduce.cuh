@@ -89,4 +89,35 @@ __device__ inline double ordered_sum(const double* partials, unsigned count) {
   return out;
 }
 
+//! Two sums carried together (a fused two-term reduction).
+struct SumPair {
+  double first = 0.0, second = 0.0;
+};
+
+//! A block's two sums at once (one reduction, not two), in thread 0. Blocks of `dot_block`.
+__device__ inline SumPair block_sum2(SumPair v) {
+  using Reduce = cub::BlockReduce<SumPair, dot_block>;
+  __shared__ typename Reduce::TempStorage storage;
+  return Reduce(storage).Reduce(v, [](const SumPair& a, const SumPair& b) {
+    return SumPair{a.first + b.first, a.second + b.second};
+  });
+}
+
+//! `ordered_sum` of two arrays of `count` partials each (`first`, `second`) in one block
+//! reduction: every block gets the same two totals. Call after a grid-wide barrier.
+__device__ inline SumPair ordered_sum2(const double* first, const double* second, unsigned count) {
+  SumPair v;
+  for (unsigned b = threadIdx.x; b < count; b += blockDim.x) {
+    v.first += __ldcg(first + b);
+    v.second += __ldcg(second + b);
+  }
+  __shared__ SumPair total;
+  const SumPair sum = block_sum2(v);
+  if (threadIdx.x == 0) total = sum;
+  __syncthreads();
+  const SumPair out = total;
+  __syncthreads();  // `total` is reused by the next call
+  return out;
+}
+
 }  // namespace relax::detail

@@ -13,9 +13,12 @@
 //!   iterations past convergence are no-ops and the host only looks every `check_interval`;
 //! - `Graph` — `Fused`'s iterations captured in a CUDA Graph of `check_interval` iterations,
 //!   launched once per check;
-//! - `Persistent` — the whole solve in one cooperative kernel with grid-wide barriers and the
-//!   stopping decision on the device; the grid is sized from the occupancy of that kernel, and a
-//!   device without cooperative launch is a clear `relax::unavailable_error`;
+//! - `Persistent` — the whole solve in one cooperative kernel, two grid-wide barriers per
+//!   iteration, and the stopping decision on the device; a device without cooperative launch is
+//!   a clear `relax::unavailable_error`;
+//! - `PersistentSingleReduction` — Chronopoulos–Gear CG in one cooperative kernel: (r, r) and
+//!   (A r, r) in one reduction, so one grid barrier per iteration (`cg_persistent_single`);
+//!   standard CG's iterates in exact arithmetic, with α from a recurrence;
 //! - `Pipelined` — Ghysels–Vanroose pipelined CG: one fused reduction ((r, r) and (w, r)) per
 //!   iteration, two kernels. Every `CgOptions::replace_interval` iterations a checkpoint computes
 //!   b − A x and its gap to the recurrence residual, on the device: above the bound of
@@ -49,10 +52,13 @@
 #include <relax/control/cg_report.hpp>
 #include <relax/core/cuda_check.hpp>
 #include <relax/core/device.hpp>
+#include <relax/core/error.hpp>
+#include <relax/core/launch.hpp>
 #include <relax/core/stream.hpp>
 #include <relax/primitives/cg_updates.cuh>
 #include <relax/primitives/dot.cuh>
 #include <relax/solver/cg_kernels.cuh>
+#include <relax/strategy/tuning.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -60,6 +66,7 @@
 #include <cstring>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -74,6 +81,8 @@ struct Fused {};
 struct Graph {};
 //! One cooperative kernel for the whole solve.
 struct Persistent {};
+//! Chronopoulos–Gear CG in one cooperative kernel: one reduction and one grid barrier per iteration.
+struct PersistentSingleReduction {};
 //! Ghysels–Vanroose pipelined CG with residual replacement.
 struct Pipelined {};
 
@@ -87,6 +96,8 @@ template <>
 struct is_cg_variant<Graph> : std::true_type {};
 template <>
 struct is_cg_variant<Persistent> : std::true_type {};
+template <>
+struct is_cg_variant<PersistentSingleReduction> : std::true_type {};
 template <>
 struct is_cg_variant<Pipelined> : std::true_type {};
 
@@ -146,6 +157,8 @@ class CG {
                 "such as relax::Unfused");
   static constexpr bool fused_family = !std::is_same_v<Variant, Unfused>;
   static constexpr bool pipelined = std::is_same_v<Variant, Pipelined>;
+  static constexpr bool single_reduction = std::is_same_v<Variant, PersistentSingleReduction>;
+  static constexpr bool persistent = std::is_same_v<Variant, Persistent> || single_reduction;
   static_assert(!fused_family || detail::has_rows<Operator>::value,
                 "relax::CG<Operator, Variant>: the fused variants (Fused, Graph, Persistent, "
                 "Pipelined) apply A inside their own kernels and need Operator::rows() (see "
@@ -166,14 +179,14 @@ class CG {
         status_(1),
         host_(4),
         p2_(fused_family ? static_cast<std::size_t>(op_.size()) : 0),
-        w_(pipelined ? static_cast<std::size_t>(op_.size()) : 0),
-        m_(pipelined ? static_cast<std::size_t>(op_.size()) : 0),
-        z_(pipelined ? static_cast<std::size_t>(op_.size()) : 0),
-        s_(pipelined ? static_cast<std::size_t>(op_.size()) : 0),
+        w_(pipelined || single_reduction ? static_cast<std::size_t>(op_.size()) : 0),
+        m_(pipelined || single_reduction ? static_cast<std::size_t>(op_.size()) : 0),
+        z_(pipelined || single_reduction ? static_cast<std::size_t>(op_.size()) : 0),
+        s_(pipelined || single_reduction ? static_cast<std::size_t>(op_.size()) : 0),
         state_(fused_family ? 1 : 0),
         host_state_(fused_family ? 1 : 0),
         partials_(pipelined ? 4 * detail::dot_blocks : 0) {
-    if constexpr (std::is_same_v<Variant, Persistent>) size_persistent_grid();
+    if constexpr (persistent) size_persistent_grid();
     // Every read-back copies the status word; the first one (‖b‖ at the start of a solve) comes
     // before any kernel has written it.
     RELAX_CUDA_CHECK(cudaMemsetAsync(status_.data(), 0, sizeof(int), stream_.get()));
@@ -182,6 +195,14 @@ class CG {
 
   //! Blocks of the persistent kernel's grid (0 for the other variants).
   int persistent_blocks() const { return persistent_blocks_; }
+
+  //! Test hook (persistent variants): the grid barriers wait for `blocks` more blocks than the
+  //! grid has, so none completes and the solve ends with `relax::device_loop_error` after
+  //! `timeout_ns` (0 blocks: the normal barrier and its 20 s limit).
+  void set_absent_blocks_for_testing(unsigned blocks, std::uint64_t timeout_ns = 50'000'000) {
+    absent_blocks_ = blocks;
+    barrier_timeout_ns_ = blocks > 0 ? timeout_ns : default_barrier_timeout_ns;
+  }
 
   const Operator& op() const { return op_; }
   cudaStream_t stream() const { return stream_.get(); }
@@ -349,7 +370,7 @@ class CG {
         report.history.push_back({offset + s.iterations, StopCriterion::relative(std::sqrt(s.rr), report.rhs_norm)});
     };
     const double replace_below = options_.replace_until_for(sizeof(T)) * options_.threshold(report.rhs_norm);
-    if constexpr (std::is_same_v<Variant, Persistent>) {
+    if constexpr (persistent) {
       launch_persistent(x, stream);
       const auto s = read_state(stream);
       record(s);
@@ -449,36 +470,80 @@ class CG {
     op_.apply(s_.data(), z_.data(), stream);
   }
 
+  // The persistent grid: as many blocks as the problem fills with `points_per_thread` points a
+  // thread (a grid barrier costs more the more blocks it has: 1.10 µs with one block per SM on
+  // the H200, 2.12 with every block that fits; bench_barrier), at least one per SM, at most what
+  // the occupancy allows. Fixed for a given size and device, so the sums are reproducible.
   void size_persistent_grid() {
     int device = 0, cooperative = 0, per_sm = 0;
     RELAX_CUDA_CHECK(cudaGetDevice(&device));
     RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
     if (!cooperative)
-      throw unavailable_error("relax::CG<Operator, Persistent> needs cooperative launch, which this "
-                              "device does not support; use relax::Graph or relax::Fused");
-    RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, detail::cg_persistent<T, typename Operator::rows_type>, detail::dot_block, 0));
+      throw unavailable_error("relax::CG<Operator, " + variant_name() +
+                              "> needs cooperative launch, which this device does not support; use relax::Graph or "
+                              "relax::Fused");
+    RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent_kernel(), detail::dot_block, 0));
     if (per_sm < 1)
-      throw unavailable_error("relax::CG<Operator, Persistent>: the persistent kernel cannot be "
-                              "resident on this device (occupancy 0); use relax::Graph");
-    persistent_blocks_ = per_sm * current_sm_count();
-    partials_ = DeviceBuffer<double>(2 * static_cast<std::size_t>(persistent_blocks_));
+      throw unavailable_error("relax::CG<Operator, " + variant_name() +
+                              ">: the persistent kernel cannot be resident on this device (occupancy 0); use relax::Graph");
+    const std::int64_t sms = current_sm_count();
+    const std::int64_t wanted = detail::tile_count(op_.size(), std::int64_t{detail::dot_block} * tuning::cg_persistent_points_per_thread);
+    persistent_blocks_ = static_cast<int>(std::clamp<std::int64_t>(wanted, sms, per_sm * sms));
+    partials_ = DeviceBuffer<double>(4 * static_cast<std::size_t>(persistent_blocks_));
+    barrier_ = DeviceBuffer<detail::GridBarrierState>(1);
+    host_barrier_ = PinnedBuffer<detail::GridBarrierState>(1);
+  }
+
+  static std::string variant_name() { return single_reduction ? "PersistentSingleReduction" : "Persistent"; }
+
+  static const void* persistent_kernel() {
+    if constexpr (single_reduction)
+      return reinterpret_cast<const void*>(&detail::cg_persistent_single<T, typename Operator::rows_type>);
+    else
+      return reinterpret_cast<const void*>(&detail::cg_persistent<T, typename Operator::rows_type>);
   }
 
   void launch_persistent(T* x, cudaStream_t stream) {
     auto rows = op_.rows();
     std::int64_t n = op_.size();
-    T* r = r_.data();
-    T* p0 = p_.data();
-    T* p1 = p2_.data();
-    T* q = q_.data();
     detail::CgDeviceState* st = state_.data();
-    double* pq_partials = partials_.data();
-    double* rr_partials = partials_.data() + persistent_blocks_;
-    void* args[] = {&rows, &n, &x, &r, &p0, &p1, &q, &st, &pq_partials, &rr_partials};
-    RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(
-        reinterpret_cast<const void*>(&detail::cg_persistent<T, typename Operator::rows_type>),
-        dim3(persistent_blocks_), dim3(detail::dot_block), args, 0, stream));
+    RELAX_CUDA_CHECK(cudaMemsetAsync(barrier_.data(), 0, sizeof(detail::GridBarrierState), stream));
+    detail::GridBarrier barrier{barrier_.data(), static_cast<unsigned>(persistent_blocks_) + absent_blocks_,
+                                barrier_timeout_ns_};
+    if constexpr (single_reduction) {
+      // r, w and s in two arrays each; the host's start left r in r_ (and p = r in p_).
+      T* r0 = r_.data();
+      T* r1 = m_.data();
+      T* w0 = w_.data();
+      T* w1 = z_.data();
+      T* s0 = s_.data();
+      T* s1 = q_.data();
+      T* p = p_.data();
+      double* partials = partials_.data();
+      void* args[] = {&rows, &n, &x, &r0, &r1, &w0, &w1, &s0, &s1, &p, &st, &partials, &barrier};
+      RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(persistent_kernel(), dim3(persistent_blocks_), dim3(detail::dot_block),
+                                                   args, 0, stream));
+    } else {
+      T* r = r_.data();
+      T* p0 = p_.data();
+      T* p1 = p2_.data();
+      T* q = q_.data();
+      double* pq_partials = partials_.data();
+      double* rr_partials = partials_.data() + persistent_blocks_;
+      void* args[] = {&rows, &n, &x, &r, &p0, &p1, &q, &st, &pq_partials, &rr_partials, &barrier};
+      RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(persistent_kernel(), dim3(persistent_blocks_), dim3(detail::dot_block),
+                                                   args, 0, stream));
+    }
+    // A barrier that did not complete: some blocks may have taken no note of it (they saw the
+    // last arrival), so the failure word, not only the status, decides.
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(host_barrier_.data(), barrier_.data(), sizeof(detail::GridBarrierState),
+                                     cudaMemcpyDeviceToHost, stream));
+    RELAX_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (host_barrier_.data()[0].failed != 0)
+      throw device_loop_error(std::string(single_reduction ? "cg_persistent_single" : "cg_persistent") +
+                              ": a grid barrier did not complete within " + std::to_string(barrier_timeout_ns_ / 1'000'000) +
+                              " ms (are all blocks of the cooperative grid resident? another kernel on the device may "
+                              "be holding SMs)");
   }
 
   detail::CgDeviceState read_state(cudaStream_t stream) {
@@ -526,8 +591,13 @@ class CG {
   DeviceBuffer<T> w_, m_, z_, s_;    // Pipelined: A r, A w, A s, A p
   DeviceBuffer<detail::CgDeviceState> state_;
   PinnedBuffer<detail::CgDeviceState> host_state_;
-  DeviceBuffer<double> partials_;    // Pipelined: two sums per block; Persistent: pq and rr
+  DeviceBuffer<double> partials_;    // Pipelined: two sums per block; Persistent: pq and rr (and two parities)
   int persistent_blocks_ = 0;
+  DeviceBuffer<detail::GridBarrierState> barrier_;  // the persistent variants' grid barrier
+  PinnedBuffer<detail::GridBarrierState> host_barrier_;
+  static constexpr std::uint64_t default_barrier_timeout_ns = 20'000'000'000ull;  // 20 s: a barrier takes µs
+  unsigned absent_blocks_ = 0;  // test hook
+  std::uint64_t barrier_timeout_ns_ = default_barrier_timeout_ns;
   detail::GraphExec graphs_[2];      // Graph: starting at an even and at an odd iteration
   const T* graph_x_[2] = {nullptr, nullptr};
 };

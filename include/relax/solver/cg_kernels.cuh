@@ -12,6 +12,7 @@
 #include <relax/control/cg_report.hpp>
 #include <relax/control/stop.hpp>
 #include <relax/primitives/cg_updates.cuh>
+#include <relax/primitives/grid_barrier.cuh>
 #include <relax/primitives/reduce.cuh>
 #include <relax/core/arith.hpp>
 #include <relax/stencil/operator.hpp>
@@ -136,9 +137,8 @@ __global__ void cg_fused_finish_x(std::int64_t n, const T* __restrict__ p, T* __
 template <class T, class Rows>
 __global__ void __launch_bounds__(dot_block)
     cg_persistent(Rows a, std::int64_t n, T* __restrict__ x, T* __restrict__ r, T* p0, T* p1,
-                  T* __restrict__ q, CgDeviceState* st, double* pq_partials, double* rr_partials) {
-  namespace cg = cooperative_groups;
-  cg::grid_group grid = cg::this_grid();
+                  T* __restrict__ q, CgDeviceState* st, double* pq_partials, double* rr_partials,
+                  GridBarrier barrier) {
   CgDeviceState s = *st;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -166,7 +166,10 @@ __global__ void __launch_bounds__(dot_block)
     s.x_pending = 0;
     sum = block_sum(sum);
     if (threadIdx.x == 0) pq_partials[blockIdx.x] = sum;
-    grid.sync();
+    if (!barrier.arrive_and_wait()) {
+      s.status = cg_barrier_failed;
+      break;
+    }
     s.pq = ordered_sum(pq_partials, gridDim.x);
     const double alpha = s.rr / s.pq;
     if (!(s.pq > 0.0) || !isfinite(alpha)) {
@@ -182,7 +185,10 @@ __global__ void __launch_bounds__(dot_block)
     }
     sum = block_sum(sum);
     if (threadIdx.x == 0) rr_partials[blockIdx.x] = sum;
-    grid.sync();
+    if (!barrier.arrive_and_wait()) {
+      s.status = cg_barrier_failed;
+      break;
+    }
     s.rr_prev = s.rr;
     s.rr = ordered_sum(rr_partials, gridDim.x);
     ++s.iterations;
@@ -190,10 +196,112 @@ __global__ void __launch_bounds__(dot_block)
     p_last = p_new;
     if (!isfinite(s.rr)) s.status = cg_non_finite;
   }
-  if (s.x_pending) {  // the last completed iteration's x += α p (own points only: no barrier)
+  if (s.x_pending && s.status != cg_barrier_failed) {  // the last iteration's x += α p (own points: no barrier)
     const T al = static_cast<T>(s.rr_prev / s.pq);
     for (std::int64_t k = first; k < n; k += stride) x[k] = arith::add(x[k], arith::mul(al, p_last[k]));
     s.x_pending = 0;
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) *st = s;
+}
+
+//! Chronopoulos–Gear CG (`PersistentSingleReduction`) in one cooperative kernel: one fused
+//! reduction, γ = (r, r) and δ = (w, r) with w = A r, and so one grid barrier per iteration
+//! (standard CG needs two: (p, A p), then (r, r)). Iteration i, from α, β (β = 0 at i = 0):
+//!
+//!     p = r + β p,  s = w + β s,  x += α p,  r' = r − α s,  w' = A r',
+//!     γ' = (r', r'),  δ' = (w', r'),  β' = γ' / γ,  α' = γ' / (δ' − β' γ' / α).
+//!
+//! A r' is applied to r' formed on the fly from the neighbours' r, w and s (the same operations
+//! as the owner's, so the same bits), so r, w and s alternate between two arrays by iteration
+//! and p is only ever read where it was written. The partials alternate too: a block may write
+//! iteration i + 1's before a slower block has read iteration i's. Before the loop, w = A r and
+//! δ = (w, r) take one more barrier. In exact arithmetic the iterates are standard CG's; the
+//! recurrence for α is the one rounding difference. The stopping decision is `cg_done`, as in
+//! every fused variant; a denominator δ' − β' γ' / α (pᵀAp) that is not > 0 is a breakdown.
+//! `v[0]`, `v[1]`: the two arrays of r, w and s in that order (v[2 k + parity]).
+template <class T, class Rows>
+__global__ void __launch_bounds__(dot_block)
+    cg_persistent_single(Rows a, std::int64_t n, T* __restrict__ x, T* r0, T* r1, T* w0, T* w1, T* s0, T* s1,
+                         T* __restrict__ p, CgDeviceState* st, double* partials, GridBarrier barrier) {
+  CgDeviceState s = *st;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const unsigned blocks = gridDim.x;
+  // partials: [parity][γ | δ][block]
+  auto gammas = [&](long long i) { return partials + (i % 2) * 2 * blocks; };
+  auto deltas = [&](long long i) { return partials + (i % 2) * 2 * blocks + blocks; };
+  // Before the loop: w = A r and δ = (w, r) (γ = (r, r) is the host's).
+  {
+    double delta = 0.0;
+    for (std::int64_t k = first; k < n; k += stride) {
+      const T wk = a.row(k, [=](std::int64_t j) { return r0[j]; });
+      w0[k] = wk;
+      delta += static_cast<double>(wk) * static_cast<double>(r0[k]);
+    }
+    delta = block_sum(delta);
+    if (threadIdx.x == 0) deltas(1)[blockIdx.x] = delta;
+    if (!barrier.arrive_and_wait()) s.status = cg_barrier_failed;
+    if (s.status == cg_ok) {
+      s.pq = ordered_sum(deltas(1), blocks);
+      s.alpha_prev = s.rr / s.pq;
+      if (!(s.pq > 0.0) || !isfinite(s.alpha_prev))
+        s.status = isfinite(s.rr) && isfinite(s.pq) ? cg_breakdown : cg_non_finite;
+    }
+  }
+  double beta = 0.0;
+  while (s.status == cg_ok && !cg_done(s)) {
+    const long long i = s.iterations;
+    const T* r = i % 2 == 0 ? r0 : r1;
+    const T* w = i % 2 == 0 ? w0 : w1;
+    const T* s_old = i % 2 == 0 ? s1 : s0;  // s of iteration i − 1
+    T* r_new = i % 2 == 0 ? r1 : r0;
+    T* w_new = i % 2 == 0 ? w1 : w0;
+    T* s_new = i % 2 == 0 ? s0 : s1;
+    const T al = static_cast<T>(s.alpha_prev), be = static_cast<T>(beta);
+    const bool first_iteration = i == 0;  // p and s of iteration −1 are 0 (never read)
+    auto direction_s = [=](std::int64_t j) { return first_iteration ? w[j] : arith::add(w[j], arith::mul(be, s_old[j])); };
+    auto residual = [=](std::int64_t j) { return arith::sub(r[j], arith::mul(al, direction_s(j))); };
+    SumPair sums;
+    for (std::int64_t k = first; k < n; k += stride) {
+      const T pk = first_iteration ? r[k] : arith::add(r[k], arith::mul(be, p[k]));
+      const T sk = direction_s(k);
+      const T rk = arith::sub(r[k], arith::mul(al, sk));
+      const T wk = a.row(k, residual);
+      p[k] = pk;
+      s_new[k] = sk;
+      x[k] = arith::add(x[k], arith::mul(al, pk));
+      r_new[k] = rk;
+      w_new[k] = wk;
+      sums.first += static_cast<double>(rk) * static_cast<double>(rk);
+      sums.second += static_cast<double>(wk) * static_cast<double>(rk);
+    }
+    sums = block_sum2(sums);
+    if (threadIdx.x == 0) {
+      gammas(i)[blockIdx.x] = sums.first;
+      deltas(i)[blockIdx.x] = sums.second;
+    }
+    if (!barrier.arrive_and_wait()) {
+      s.status = cg_barrier_failed;
+      break;
+    }
+    const SumPair total = ordered_sum2(gammas(i), deltas(i), blocks);
+    ++s.iterations;
+    s.rr_prev = s.rr;
+    s.rr = total.first;
+    s.pq = total.second;
+    if (!isfinite(s.rr)) {
+      s.status = cg_non_finite;
+      break;
+    }
+    if (cg_done(s)) break;
+    beta = s.rr / s.rr_prev;
+    const double denominator = s.pq - beta * s.rr / s.alpha_prev;  // pᵀAp of the next direction
+    const double alpha = s.rr / denominator;
+    if (!(denominator > 0.0) || !isfinite(alpha) || !isfinite(beta)) {
+      s.status = isfinite(denominator) && isfinite(beta) ? cg_breakdown : cg_non_finite;
+      break;
+    }
+    s.alpha_prev = alpha;
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) *st = s;
 }

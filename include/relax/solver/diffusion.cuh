@@ -29,6 +29,8 @@ class DiffusionState {
   DeviceGrid<T>& u() { return u_; }
   const DeviceGrid<T>& u() const { return u_; }
   const DeviceGrid<T>& b() const { return b_; }
+  //! Δt f (zero on the ring and the padding).
+  const DeviceGrid<T>& source() const { return f_; }
 
   //! b = u + Δt f, over the whole allocation.
   void form_rhs(cudaStream_t stream) {
@@ -42,11 +44,22 @@ class DiffusionState {
   DeviceGrid<T> b_;
 };
 
+//! How `run_diffusion` launches the steps.
+enum class StepLaunch {
+  //! One launch for every step where the solver can (`Solver::fuses_steps`: the on-chip device
+  //! loop, which forms each b on the device and leaves `state.b()` as it was), else as
+  //! `per_step`. The reports and the final state are those of `per_step`, bit for bit.
+  fused,
+  per_step,  //!< per step: b formed (`form_rhs`), then one solve
+};
+
 //! Runs `state.params().steps` steps with `solver` on the solver's stream. Stops after a step
-//! that does not converge. `on_step(step, report)` is called after each step.
+//! that does not converge. `on_step(step, report)` is called after each step (after the launch,
+//! for each step, when the steps are fused).
 template <class SolverT, class T = typename SolverT::value_type>
 RunReport run_diffusion(SolverT& solver, DiffusionState<T>& state,
-                        const std::function<void(int, const SolveReport&)>& on_step = {}) {
+                        const std::function<void(int, const SolveReport&)>& on_step = {},
+                        StepLaunch launch = StepLaunch::fused) {
   const cudaStream_t stream = solver.stream();
   RunReport run;
   detail::require(state.params().dims == SolverT::Stencil::rank, "dims", state.params().dims,
@@ -54,7 +67,14 @@ RunReport run_diffusion(SolverT& solver, DiffusionState<T>& state,
   run.points = state.u().layout().points();
   EventTimer timer;
   timer.start(stream);
-  for (int step = 0; step < state.params().steps; ++step) {
+  bool fused = false;
+  if constexpr (SolverT::fuses_steps) {
+    if (launch == StepLaunch::fused) {
+      run.steps = solver.solve_steps(state.u(), state.source(), state.params().steps, stream);
+      fused = true;
+    }
+  }
+  for (int step = 0; !fused && step < state.params().steps; ++step) {
     state.form_rhs(stream);
     run.steps.push_back(solver.solve(state.u(), state.b(), stream));
     if (on_step) on_step(step, run.steps.back());
@@ -62,6 +82,8 @@ RunReport run_diffusion(SolverT& solver, DiffusionState<T>& state,
   }
   timer.stop(stream);
   run.time_ms = timer.milliseconds();
+  if (fused && on_step)
+    for (std::size_t k = 0; k < run.steps.size(); ++k) on_step(static_cast<int>(k), run.steps[k]);
   return run;
 }
 

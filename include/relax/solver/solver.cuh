@@ -28,6 +28,7 @@
 #include <limits>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 namespace relax {
 
@@ -50,6 +51,11 @@ struct rhs_norm_on_device : std::false_type {};
 template <class Sweeper>
 struct rhs_norm_on_device<Sweeper, std::void_t<decltype(Sweeper::rhs_norm_on_device)>>
     : std::bool_constant<Sweeper::rhs_norm_on_device> {};
+// Whether a device-loop sweeper runs several implicit steps in one launch (`fuses_steps`).
+template <class Sweeper, class = void>
+struct fuses_steps : std::false_type {};
+template <class Sweeper>
+struct fuses_steps<Sweeper, std::void_t<decltype(Sweeper::fuses_steps)>> : std::bool_constant<Sweeper::fuses_steps> {};
 }  // namespace detail
 
 template <class Stencil_, class Strategy_, class Controller_ = Fixed>
@@ -83,6 +89,8 @@ class Solver {
   using Strategy = Strategy_;
   using Controller = Controller_;
   using value_type = typename Stencil::value_type;
+  //! Whether `solve_steps` runs several implicit steps in one launch (the on-chip device loop).
+  static constexpr bool fuses_steps = detail::fuses_steps<Sweeper<Strategy>>::value;
 
   //! A solver for grids of the box `extents` (of the stencil's rank) on the current device.
   //! Allocates one grid of workspace.
@@ -108,10 +116,7 @@ class Solver {
     if constexpr (runs_on_device_v<Strategy>) {
       // The norm of every check, when kept: at most one per M sweeps up to the cap (allocated
       // here, device and pinned host memory: ceil(max_sweeps / M) values of T).
-      const std::int64_t checks = options_.record_history
-                                      ? detail::tile_count(options_.max_sweeps, controller_.sweeps_before_check())
-                                      : 0;
-      loop_ = std::make_unique<DeviceLoopWorkspace<value_type>>(checks);
+      loop_ = std::make_unique<DeviceLoopWorkspace<value_type>>(history_per_solve());
       Sweeper<Strategy>::template preload<Stencil, value_type>();
     }
     if constexpr (detail::has_deepest_depth<Sweeper<Strategy>, Stencil, value_type>::value) {
@@ -146,7 +151,46 @@ class Solver {
     else return host_solve(u, b, stream);
   }
 
+  //! Runs up to `steps` implicit steps in one launch (solvers with `fuses_steps`): step k solves
+  //! A u = uᵏ + source from uᵏ, the iterate that ended the step before (u for the first), with
+  //! b = uᵏ + source formed on the device (`arith::add`, so with the bits of
+  //! `DiffusionState::form_rhs`); the options apply to each step. Stops after a step that does not
+  //! converge. Returns one report per step performed, each with what a `solve` of that step
+  //! reports (its time from the GPU's timer, from the step's start to its decision); `u` holds the
+  //! last iterate (its storage may have been exchanged with the solver's workspace). With
+  //! `record_history`, the first call for more steps than before allocates room for their checks.
+  std::vector<SolveReport> solve_steps(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& source, int steps,
+                                       cudaStream_t stream) {
+    static_assert(fuses_steps,
+                  "relax::Solver::solve_steps: the strategy does not run several steps in one launch "
+                  "(only DeviceLoop<TemporalBlock<D, OnChip>> does); call solve once per step");
+    if constexpr (fuses_steps) {
+      detail::require_layout(u.layout(), scratch_.layout(), "u");
+      detail::require_layout(source.layout(), scratch_.layout(), "source");
+      detail::require(steps >= 1, "steps", steps, "at least 1 step");
+      loop_->reserve(steps, steps * history_per_solve());
+      (void)begin(u, source, stream, false);
+      detail::DeviceLoopPlan plan = device_plan(0.0);
+      plan.steps = steps;
+      plan.history_capacity = loop_->history_capacity();
+      Sweeper<Strategy>::solve_steps(stencil_, u, scratch_, source, plan, *loop_, options_.record_history, stream);
+      timer_.stop(stream);
+      std::vector<SolveReport> reports;
+      for (int k = 0; k < loop_->steps_done(); ++k) {
+        reports.push_back(device_report(loop_->result(k), plan.check_every));
+        reports.back().time_ms = loop_->result(k).time_ms;
+      }
+      return reports;
+    }
+    return {};
+  }
+
  private:
+  // The norms a solve's history keeps: one per M sweeps up to the cap (0 without a history).
+  std::int64_t history_per_solve() const {
+    return options_.record_history ? detail::tile_count(options_.max_sweeps, controller_.sweeps_before_check()) : 0;
+  }
+
   // The host loop: batches of sweeps launched from here, ρ read back at every check (blocking,
   // or overlapped with the next batch).
   SolveReport host_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream) {
@@ -256,26 +300,40 @@ class Solver {
   // and the iterate are those of the host loop with blocking checks.
   SolveReport device_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream) {
     constexpr bool rhs_on_device = detail::rhs_norm_on_device<Sweeper<Strategy>>::value;
-    SolveReport report = begin(u, b, stream, !rhs_on_device);
-    detail::DeviceLoopPlan plan;
-    plan.stop = criterion(options_);
-    plan.rhs_norm = report.rhs_norm;
-    plan.rhs_on_device = rhs_on_device;
-    plan.check_every = controller_.sweeps_before_check();
-    plan.history_capacity = loop_->history_capacity();
+    const SolveReport start = begin(u, b, stream, !rhs_on_device);
+    const detail::DeviceLoopPlan plan = device_plan(start.rhs_norm);
     const detail::DeviceLoopResult r =
         Sweeper<Strategy>::solve(stencil_, u, scratch_, b, plan, *loop_, options_.record_history, stream);
     timer_.stop(stream);
-    if constexpr (rhs_on_device) report.rhs_norm = r.rhs_norm;
+    SolveReport report = device_report(r, plan.check_every, start.rhs_norm);
+    report.time_ms = timer_.milliseconds();
+    return report;
+  }
+
+  // The plan of a device-loop solve from the options and the controller (‖b‖ from the host, or
+  // computed by the kernel where the sweeper does).
+  detail::DeviceLoopPlan device_plan(double rhs_norm) const {
+    detail::DeviceLoopPlan plan;
+    plan.stop = criterion(options_);
+    plan.rhs_norm = rhs_norm;
+    plan.rhs_on_device = detail::rhs_norm_on_device<Sweeper<Strategy>>::value;
+    plan.check_every = controller_.sweeps_before_check();
+    plan.history_capacity = loop_->history_capacity();
+    return plan;
+  }
+
+  // A device loop's report of one step as the host loop's (its history from the workspace).
+  SolveReport device_report(const detail::DeviceLoopResult& r, std::int64_t check_every, double host_rhs_norm = 0.0) const {
+    SolveReport report;
+    report.rhs_norm = detail::rhs_norm_on_device<Sweeper<Strategy>>::value ? r.rhs_norm : host_rhs_norm;
     report.sweeps = r.sweeps;
     report.checks = r.checks;
     report.rho = StopCriterion::relative(r.norm, report.rhs_norm);
     report.status = to_solve_status(r.reason);
     if (options_.record_history)
-      for (std::int64_t c = 0; c < std::min(r.checks, loop_->history_capacity()); ++c)
-        report.history.push_back({std::min((c + 1) * plan.check_every, options_.max_sweeps),
-                                  StopCriterion::relative(loop_->history_norm(c), report.rhs_norm)});
-    report.time_ms = timer_.milliseconds();
+      for (std::int64_t c = 0; c < r.checks && r.first_check + c < loop_->history_capacity(); ++c)
+        report.history.push_back({std::min((c + 1) * check_every, options_.max_sweeps),
+                                  StopCriterion::relative(loop_->history_norm(r.first_check + c), report.rhs_norm)});
     return report;
   }
 

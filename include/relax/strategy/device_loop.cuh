@@ -59,51 +59,87 @@ struct DeviceLoopPlan {
   double rhs_norm = 0.0;
   bool rhs_on_device = false;  //!< the kernel computes ‖b‖ itself (rhs_norm is then ignored)
   std::int64_t check_every = 0;
-  std::int64_t history_capacity = 0;        //!< norms kept, one per check (0: none)
+  //! Implicit steps in the launch (the on-chip loop, given a source): step k + 1 starts from the
+  //! iterate that ended step k and solves with b = that iterate + source; `stop` applies to each
+  //! step, and the launch ends after a step that does not converge.
+  int steps = 1;
+  std::int64_t history_capacity = 0;        //!< norms kept, one per check of every step (0: none)
   std::uint64_t barrier_timeout_ns = 20'000'000'000ull;  //!< 20 s: a barrier takes microseconds
   unsigned int absent_blocks = 0;           //!< test hook: blocks the barrier waits for in vain
   int silent_tile = -1;                     //!< test hook: an on-chip tile that never raises its flag
 };
 
-//! The device words of one solve: the barrier, the norm slots and the report.
+//! The device words of one launch: the barrier, the norm slots, the steps performed and the
+//! time the kernel started.
 template <class T>
 struct DeviceLoopState {
   GridBarrierState barrier;
   arith::bits_t<T> norms[3];
+  int steps_done;
+  std::uint64_t start_ns;  //!< the global timer when block 0 started
+};
+
+//! The report of one step (one solve) of a device loop, zeroed before the launch.
+template <class T>
+struct DeviceLoopStepReport {
+  arith::bits_t<T> rhs_norm;  //!< ‖b‖∞ when the kernel computes it (every block folds its part)
   arith::bits_t<T> last_norm;
-  arith::bits_t<T> rhs_norm;  //!< ‖b‖∞ when the kernel computes it
   std::int64_t sweeps;
   std::int64_t checks;
   int reason;
-  int in_scratch;  //!< 1: the iterate ended in w
+  int in_scratch;       //!< 1: the iterate ended in w
+  std::uint64_t end_ns; //!< the global timer when the step's decision was taken
 };
 
 //! What every block of a device loop keeps: the counts, the last norm and the stop reason, and
 //! the convergence check they all take part in. Block 0's thread 0 (the leader) writes the
 //! history and the report.
+//! A launch runs `plan.steps` steps (one solve each): `begin_step` starts the next, and the
+//! sweeps and the decision are the step's; the checks are counted over the launch (the norm
+//! slots rotate with them and the history is indexed by them).
 template <class T>
 struct DeviceLoopCounters {
   using Bits = arith::bits_t<T>;
   const DeviceLoopPlan& plan;
   DeviceLoopState<T>* state;
+  DeviceLoopStepReport<T>* step_report;  //!< the current step's
   Bits* history;
   GridBarrier barrier;
   bool leader;
+  int step = -1;
   std::int64_t sweeps = 0, checks = 0;
-  std::int64_t checked_sweeps = 0;  //!< the sweeps at the last post
-  double rhs_norm;                  //!< ‖b‖ (from the plan, or the kernel's after the first check)
+  std::int64_t first_check = 0;     //!< the checks before this step
+  std::int64_t checked_sweeps = 0;  //!< the step's sweeps at the last post
+  double rhs_norm;                  //!< ‖b‖ (from the plan, or the kernel's after the step's first check)
   unsigned int token = 0;           //!< the last post's barrier token (thread 0)
   Bits norm = 0;
   StopReason reason = StopReason::go_on;
 
-  __device__ DeviceLoopCounters(const DeviceLoopPlan& p, DeviceLoopState<T>* s, Bits* h)
-      : plan(p), state(s), history(h), barrier{&s->barrier, gridDim.x + p.absent_blocks, p.barrier_timeout_ns},
-        leader(blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0), rhs_norm(p.rhs_norm) {}
+  __device__ DeviceLoopCounters(const DeviceLoopPlan& p, DeviceLoopState<T>* s, DeviceLoopStepReport<T>* reports, Bits* h)
+      : plan(p), state(s), step_report(reports - 1), history(h),
+        barrier{&s->barrier, gridDim.x + p.absent_blocks, p.barrier_timeout_ns},
+        leader(blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0), rhs_norm(p.rhs_norm) {
+    if (leader) state->start_ns = global_ns();
+    begin_step();
+  }
 
-  //! Folds the block's part of ‖b‖ into the state (before the first post, which publishes it).
+  //! Starts the next step: no sweeps, no decision, its own ‖b‖.
+  __device__ void begin_step() {
+    ++step;
+    ++step_report;
+    sweeps = 0;
+    checked_sweeps = 0;
+    first_check = checks;
+    rhs_norm = plan.rhs_norm;
+    norm = 0;
+    reason = StopReason::go_on;
+  }
+
+  //! Folds the block's part of ‖b‖ into the step's report (before the step's first post, which
+  //! publishes it).
   template <int BlockX, int BlockY>
   __device__ void post_rhs_norm(Bits best) {
-    block_max_into<BlockX, BlockY>(best, &state->rhs_norm);
+    block_max_into<BlockX, BlockY>(best, &step_report->rhs_norm);
   }
 
   //! Sweeps until the next check (the cap's remainder; all of it when there are no checks).
@@ -137,9 +173,9 @@ struct DeviceLoopCounters {
   //! the post. False when the barrier failed.
   __device__ bool collect() {
     if (!barrier.wait(token)) return false;
-    if (plan.rhs_on_device && checks == 0)
+    if (plan.rhs_on_device && checks == first_check)
       rhs_norm = static_cast<double>(arith::from_bits<T>(
-          cuda::atomic_ref<Bits, cuda::thread_scope_device>(state->rhs_norm).load(cuda::memory_order_relaxed)));
+          cuda::atomic_ref<Bits, cuda::thread_scope_device>(step_report->rhs_norm).load(cuda::memory_order_relaxed)));
     norm = cuda::atomic_ref<Bits, cuda::thread_scope_device>(state->norms[checks % 3]).load(cuda::memory_order_relaxed);
     ++checks;
     if (leader && checks <= plan.history_capacity) history[checks - 1] = norm;
@@ -147,22 +183,25 @@ struct DeviceLoopCounters {
     return true;
   }
 
-  //! The leader writes the report: `reported_sweeps` sweeps, the iterate in w when `in_scratch`.
+  //! The leader writes the step's report: `reported_sweeps` sweeps, the iterate in w when
+  //! `in_scratch`.
   __device__ void report(std::int64_t reported_sweeps, bool in_scratch = false) const {
     if (!leader) return;
-    state->last_norm = norm;
-    state->sweeps = reported_sweeps;
-    state->checks = checks;
-    state->reason = static_cast<int>(reason);
-    state->in_scratch = in_scratch ? 1 : 0;
+    step_report->last_norm = norm;
+    step_report->sweeps = reported_sweeps;
+    step_report->checks = checks - first_check;
+    step_report->reason = static_cast<int>(reason);
+    step_report->in_scratch = in_scratch ? 1 : 0;
+    step_report->end_ns = global_ns();
+    state->steps_done = step + 1;
   }
 };
 
 template <int BlockX, int BlockY, int Rows, class S, class T>
 __global__ void __launch_bounds__(BlockX* BlockY)
     persistent_sync_kernel(S s, T* u, T* w, const T* __restrict__ b, Shape g, DeviceLoopPlan plan,
-                           DeviceLoopState<T>* state, arith::bits_t<T>* history) {
-  DeviceLoopCounters<T> loop(plan, state, history);
+                           DeviceLoopState<T>* state, DeviceLoopStepReport<T>* reports, arith::bits_t<T>* history) {
+  DeviceLoopCounters<T> loop(plan, state, reports, history);
   const GridBarrier& barrier = loop.barrier;
   const std::int64_t blocks_x = tile_count(g.nx, BlockX * Vec16<T>::width);
   const std::int64_t work = blocks_x * walk_tiles<BlockY, Rows, S::rank>(g);
@@ -248,75 +287,92 @@ struct TileFlags {
 //! runs one more batch before it collects the decision: that batch writes the other array, so if
 //! the decision is to stop, the iterate of the check is intact and the extra batch is dropped.
 //! The barrier's latency hides behind that batch. The report says which array holds the iterate.
+//!
+//! With a `source` the launch runs `plan.steps` implicit steps (b is then not read): each step
+//! loads its tile again from the array X that holds the iterate of the last step's deciding
+//! check, forms b = X + source in shared memory, folds ‖b‖, and solves. Its first batch skips
+//! a batch number, so it stores into the other array, not X: an adjacent tile may still be
+//! loading from X, and it is only the second batch, which waits for that tile's flag of the
+//! first, that writes X again.
 template <int Rank, int D, class S, class T>
 __global__ void __launch_bounds__(tuning::resident_threads, 1)
-    on_chip_kernel(S s, T* u, T* w, const T* __restrict__ b, Shape g, ResidentTiles tiles, DeviceLoopPlan plan,
-                   DeviceLoopState<T>* state, unsigned long long* flag_words, arith::bits_t<T>* history) {
+    on_chip_kernel(S s, T* u, T* w, const T* __restrict__ b, const T* __restrict__ source, Shape g,
+                   ResidentTiles tiles, DeviceLoopPlan plan, DeviceLoopState<T>* state,
+                   DeviceLoopStepReport<T>* reports, unsigned long long* flag_words, arith::bits_t<T>* history) {
   static_assert(tuning::resident_threads >= (Rank == 3 ? 27 : 9),
                 "relax: the on-chip loop needs a thread per adjacent tile to watch its flag");
   extern __shared__ __align__(16) unsigned char on_chip_smem[];
-  DeviceLoopCounters<T> loop(plan, state, history);
+  DeviceLoopCounters<T> loop(plan, state, reports, history);
   const int tile = static_cast<int>(blockIdx.x);
   const TileFlags<Rank> flags(flag_words, tiles, tile, threadIdx.x);
   ResidentTile<Rank, tuning::resident_threads, T> agent(tiles, tile, g, reinterpret_cast<T*>(on_chip_smem), threadIdx.x);
   int* const failed = &state->barrier.failed;
-  agent.load_all(u, b, g);
-  if (plan.rhs_on_device) {
-    arith::bits_t<T> rhs = 0;
-    agent.fold_rhs_norm(rhs, s, g);
-    loop.template post_rhs_norm<tuning::resident_threads, 1>(rhs);
-  }
   // The frames of batch k are in w for odd k, in u for even k (the iterate before batch 1 is u).
   const auto frames = [&](unsigned long long k) { return k % 2 != 0 ? w : u; };
   unsigned long long batches = 0, checked_batches = 0;
-  bool fresh = true;     // the halo holds the iterate of the last batch
-  bool pending = false;  // a check is posted and its decision not yet collected
   bool ok = true;
-  // Collects the posted check; true when the loop goes on.
-  const auto go_on = [&] {
-    pending = false;
-    ok = loop.collect();
-    return ok && loop.reason == StopReason::go_on;
-  };
-  for (;;) {
-    bool stop = false;
-    for (std::int64_t left = loop.period(), batch = 0; left > 0; ++batch) {
-      if (pending && batch > 0 && !go_on()) {  // the batch after a check runs before its decision
-        stop = true;
+  const T* start = u;  // the array holding the iterate the step starts from
+  for (int step = 0; step < plan.steps; ++step) {
+    if (step > 0) {
+      loop.begin_step();
+      start = frames(checked_batches);
+      batches = checked_batches + 2;
+    }
+    agent.load_all(start, b, source, g);
+    if (plan.rhs_on_device) {
+      arith::bits_t<T> rhs = 0;
+      agent.fold_rhs_norm(rhs, s, g);
+      loop.template post_rhs_norm<tuning::resident_threads, 1>(rhs);
+    }
+    bool fresh = true;     // the halo holds the iterate of the last batch
+    bool pending = false;  // a check is posted and its decision not yet collected
+    // Collects the posted check; true when the loop goes on.
+    const auto go_on = [&] {
+      pending = false;
+      ok = loop.collect();
+      return ok && loop.reason == StopReason::go_on;
+    };
+    for (;;) {
+      bool stop = false;
+      for (std::int64_t left = loop.period(), batch = 0; left > 0; ++batch) {
+        if (pending && batch > 0 && !go_on()) {  // the batch after a check runs before its decision
+          stop = true;
+          break;
+        }
+        const int depth = static_cast<int>(left < D ? left : D);
+        if (!fresh) {
+          ok = flags.wait(batches, failed, plan.barrier_timeout_ns);
+          if (!ok) break;
+          agent.load_halo(frames(batches), g);
+        }
+        fresh = false;
+        agent.sweeps(s, g, depth);
+        agent.store_frame(frames(batches + 1), g);
+        flags.publish(tile, ++batches, tile == plan.silent_tile);
+        left -= depth;
+        loop.sweeps += depth;
+      }
+      if (!ok || stop) break;
+      if (plan.check_every == 0) {
+        agent.store_inner(frames(batches), g);
         break;
       }
-      const int depth = static_cast<int>(left < D ? left : D);
-      if (!fresh) {
-        ok = flags.wait(batches, failed, plan.barrier_timeout_ns);
-        if (!ok) break;
-        agent.load_halo(frames(batches), g);
-      }
-      fresh = false;
-      agent.sweeps(s, g, depth);
-      agent.store_frame(frames(batches + 1), g);
-      flags.publish(tile, ++batches, tile == plan.silent_tile);
-      left -= depth;
-      loop.sweeps += depth;
-    }
-    if (!ok || stop) break;
-    if (plan.check_every == 0) {
+      if (pending && !go_on()) break;
+      ok = flags.wait(batches, failed, plan.barrier_timeout_ns);
+      if (!ok) break;
+      agent.load_halo(frames(batches), g);
+      fresh = true;
+      arith::bits_t<T> best = 0;
+      agent.fold_residual(best, s, g);
       agent.store_inner(frames(batches), g);
-      break;
+      loop.template post<tuning::resident_threads, 1>(best);
+      pending = true;
+      checked_batches = batches;
     }
-    if (pending && !go_on()) break;
-    ok = flags.wait(batches, failed, plan.barrier_timeout_ns);
-    if (!ok) break;
-    agent.load_halo(frames(batches), g);
-    fresh = true;
-    arith::bits_t<T> best = 0;
-    agent.fold_residual(best, s, g);
-    agent.store_inner(frames(batches), g);
-    loop.template post<tuning::resident_threads, 1>(best);
-    pending = true;
-    checked_batches = batches;
+    if (plan.check_every == 0) loop.report(loop.sweeps, batches % 2 != 0);
+    else loop.report(loop.checked_sweeps, checked_batches % 2 != 0);
+    if (!ok || loop.reason != StopReason::converged) break;
   }
-  if (plan.check_every == 0) loop.report(loop.sweeps, batches % 2 != 0);
-  else loop.report(loop.checked_sweeps, checked_batches % 2 != 0);
 }
 
 //! What a device loop reports back.
@@ -327,27 +383,52 @@ struct DeviceLoopResult {
   StopReason reason = StopReason::go_on;
   bool in_scratch = false;  //!< the iterate ended in the scratch grid
   double rhs_norm = 0.0;     //!< ‖b‖ as the kernel computed it (plans with rhs_on_device)
+  std::int64_t first_check = 0;  //!< the launch's checks before this step (its first history entry)
+  double time_ms = 0.0;      //!< from the step's start to its decision, on the GPU's global timer
 };
 
 }  // namespace detail
 
-//! The device memory of the device loop (the barrier, norm slots, report and history) and its
-//! pinned host mirror; a solver that runs `DeviceLoop` owns one, so a solve allocates nothing.
+//! The device memory of the device loop (the barrier, norm slots, step reports and history) and
+//! its pinned host mirror; a solver that runs `DeviceLoop` owns one, so a solve allocates
+//! nothing (a launch of several steps may grow it once, `reserve`).
 template <class T>
 class DeviceLoopWorkspace {
  public:
   using Bits = arith::bits_t<T>;
-  //! One flag word per block that can be resident (the on-chip loop's tiles): 32 per SM.
+  //! Room for one step and `history_capacity` norms. One flag word per block that can be
+  //! resident (the on-chip loop's tiles): 32 per SM.
   explicit DeviceLoopWorkspace(std::int64_t history_capacity = 0)
-      : state_(1), host_(1), history_(static_cast<std::size_t>(std::max<std::int64_t>(history_capacity, 1))),
-        host_history_(static_cast<std::size_t>(std::max<std::int64_t>(history_capacity, 1))),
-        flags_(static_cast<std::size_t>(32 * current_sm_count())), capacity_(history_capacity) {}
+      : state_(1), host_(1), flags_(static_cast<std::size_t>(32 * current_sm_count())) {
+    reserve(1, history_capacity);
+  }
+
+  //! Makes room for `steps` step reports and `history_capacity` norms (allocates only to grow).
+  void reserve(int steps, std::int64_t history_capacity) {
+    detail::require(steps >= 1, "steps", steps, "at least 1 step");
+    if (static_cast<std::size_t>(steps) > reports_.size()) {
+      reports_ = DeviceBuffer<detail::DeviceLoopStepReport<T>>(static_cast<std::size_t>(steps));
+      host_reports_ = PinnedBuffer<detail::DeviceLoopStepReport<T>>(static_cast<std::size_t>(steps));
+    }
+    if (history_capacity > capacity_ || history_.size() == 0) {
+      const auto size = static_cast<std::size_t>(std::max<std::int64_t>(history_capacity, 1));
+      history_ = DeviceBuffer<Bits>(size);
+      host_history_ = PinnedBuffer<Bits>(size);
+      capacity_ = std::max(capacity_, history_capacity);
+    }
+  }
 
   std::int64_t history_capacity() const { return capacity_; }
+  int step_capacity() const { return static_cast<int>(reports_.size()); }
   detail::DeviceLoopState<T>* state() { return state_.data(); }
+  detail::DeviceLoopStepReport<T>* reports() { return reports_.data(); }
   Bits* history() { return history_.data(); }
-  void reset(cudaStream_t stream) {
+  //! Zeroes the launch's words and the reports of `steps` steps on `stream`.
+  void reset(cudaStream_t stream, int steps = 1) {
+    detail::require(steps >= 1 && steps <= step_capacity(), "steps", steps, "at most the reserved steps");
     RELAX_CUDA_CHECK(cudaMemsetAsync(state_.data(), 0, sizeof(detail::DeviceLoopState<T>), stream));
+    RELAX_CUDA_CHECK(cudaMemsetAsync(reports_.data(), 0, static_cast<std::size_t>(steps) * sizeof(detail::DeviceLoopStepReport<T>),
+                                     stream));
   }
   //! The first `tiles` flag words, zeroed on `stream`.
   unsigned long long* tile_flags(int tiles, cudaStream_t stream) {
@@ -356,23 +437,38 @@ class DeviceLoopWorkspace {
     RELAX_CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, static_cast<std::size_t>(tiles) * sizeof(unsigned long long), stream));
     return flags_.data();
   }
-  //! Copies the report (and `checks` history entries) back and waits for them.
+  //! Copies the launch's words, the reports of the steps performed (and the norms of their
+  //! checks) back, waits for them, and returns the first step's report.
   detail::DeviceLoopResult read(cudaStream_t stream, bool with_history) {
-    RELAX_CUDA_CHECK(cudaMemcpyAsync(host_.data(), state_.data(), sizeof(detail::DeviceLoopState<T>),
-                                     cudaMemcpyDeviceToHost, stream));
-    arrived_.record(stream);
-    arrived_.synchronize();
+    copy_back(host_.data(), state_.data(), 1, stream);
     const detail::DeviceLoopState<T>& s = host_.data()[0];
-    if (with_history && capacity_ > 0) {
-      const std::int64_t n = std::min(s.checks, capacity_);
-      RELAX_CUDA_CHECK(cudaMemcpyAsync(host_history_.data(), history_.data(), static_cast<std::size_t>(n) * sizeof(Bits),
-                                       cudaMemcpyDeviceToHost, stream));
-      arrived_.record(stream);
-      arrived_.synchronize();
-    }
     failed_ = s.barrier.failed != 0;
-    return {s.sweeps, s.checks, static_cast<double>(arith::from_bits<T>(s.last_norm)), static_cast<StopReason>(s.reason),
-            s.in_scratch != 0, static_cast<double>(arith::from_bits<T>(s.rhs_norm))};
+    steps_done_ = std::clamp(s.steps_done, 1, step_capacity());
+    copy_back(host_reports_.data(), reports_.data(), static_cast<std::size_t>(steps_done_), stream);
+    if (with_history && capacity_ > 0) {
+      std::int64_t checks = 0;
+      for (int k = 0; k < steps_done_; ++k) checks += host_reports_.data()[k].checks;
+      copy_back(host_history_.data(), history_.data(), static_cast<std::size_t>(std::min(checks, capacity_)), stream);
+    }
+    return result(0);
+  }
+  //! Steps the last launch read back performed (at least 1).
+  int steps_done() const { return steps_done_; }
+  //! The report of step `k` of the last launch read back.
+  detail::DeviceLoopResult result(int k) const {
+    const detail::DeviceLoopStepReport<T>* r = host_reports_.data();
+    std::int64_t first_check = 0;
+    for (int j = 0; j < k; ++j) first_check += r[j].checks;
+    const std::uint64_t began = k == 0 ? host_.data()[0].start_ns : r[k - 1].end_ns;
+    const double ms = r[k].end_ns > began ? static_cast<double>(r[k].end_ns - began) * 1e-6 : 0.0;
+    return {r[k].sweeps,
+            r[k].checks,
+            static_cast<double>(arith::from_bits<T>(r[k].last_norm)),
+            static_cast<StopReason>(r[k].reason),
+            r[k].in_scratch != 0,
+            static_cast<double>(arith::from_bits<T>(r[k].rhs_norm)),
+            first_check,
+            ms};
   }
   //! What a sweeper worked out for launching `kernel` on `device` for a grid of these extents,
   //! kept so the next solve of the same kind skips the host queries (the tiling, shared memory,
@@ -391,19 +487,31 @@ class DeviceLoopWorkspace {
 
   //! Whether the last loop read back ended at a barrier that did not complete.
   bool failed() const { return failed_; }
-  //! The norm of check c (0-based) of the last loop read back with its history.
+  //! The norm of check c (0-based, counted over the launch) of the last loop read back with its
+  //! history.
   double history_norm(std::int64_t c) const {
     return static_cast<double>(arith::from_bits<T>(host_history_.data()[c]));
   }
 
  private:
+  template <class V>
+  void copy_back(V* to, const V* from, std::size_t count, cudaStream_t stream) {
+    if (count == 0) return;
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(to, from, count * sizeof(V), cudaMemcpyDeviceToHost, stream));
+    arrived_.record(stream);
+    arrived_.synchronize();
+  }
+
   DeviceBuffer<detail::DeviceLoopState<T>> state_;
   PinnedBuffer<detail::DeviceLoopState<T>> host_;
+  DeviceBuffer<detail::DeviceLoopStepReport<T>> reports_;
+  PinnedBuffer<detail::DeviceLoopStepReport<T>> host_reports_;
   DeviceBuffer<Bits> history_;
   PinnedBuffer<Bits> host_history_;
   DeviceBuffer<unsigned long long> flags_;
   LaunchCache cache_;
   std::int64_t capacity_ = 0;
+  int steps_done_ = 1;
   Event arrived_;
   bool failed_ = false;
 };
@@ -492,6 +600,7 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>>
     detail::require_device_loop_call<S>(u, scratch, b);
     detail::require(!plan.rhs_on_device, "plan.rhs_on_device", "true",
                     "false: DeviceLoop<Sync> takes ||b|| from the plan");
+    detail::require(plan.steps == 1, "plan.steps", plan.steps, "1: DeviceLoop<Sync> runs one solve per launch");
     const detail::Shape g = detail::shape_of(u.layout());
     bool deep = Rows != 1;
     if constexpr (Rows == dynamic) deep = Sweeper<Tag>::template deep_rows_fill_device<S::rank, T>(g);
@@ -520,7 +629,7 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>>
     const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(work, resident)));
     workspace.reset(stream);
     detail::launch_cooperative(kernel, dim3(blocks), dim3(BlockX, BlockY), 0, stream, s, u.origin(), scratch.origin(),
-                               b.origin(), g, plan, workspace.state(), workspace.history());
+                               b.origin(), g, plan, workspace.state(), workspace.reports(), workspace.history());
   }
 };
 
@@ -531,6 +640,7 @@ template <int D>
 struct Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>> : detail::DeviceLoopBatches<Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>>> {
   static constexpr int threads = tuning::resident_threads;
   static constexpr bool rhs_norm_on_device = true;  //!< the kernel computes ‖b‖ (plan.rhs_on_device)
+  static constexpr bool fuses_steps = true;         //!< `solve_steps`: several implicit steps per launch
 
   template <class S, class T>
   static void preload() {
@@ -564,6 +674,35 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>> : detail::DeviceLoopBatches
                                         const detail::DeviceLoopPlan& plan, DeviceLoopWorkspace<T>& workspace,
                                         bool with_history, cudaStream_t stream) {
     detail::require_device_loop_call<S>(u, scratch, b);
+    detail::require(plan.steps == 1, "plan.steps", plan.steps, "1 (several steps take a source: solve_steps)");
+    return launch(s, u, scratch, b.origin(), static_cast<const T*>(nullptr), plan, workspace, with_history, stream);
+  }
+
+  //! Runs `plan.steps` implicit steps in one launch: step k solves A u = uᵏ + source from uᵏ,
+  //! the iterate that ended step k − 1 (u for the first), with b formed and ‖b‖ computed on the
+  //! device; it stops after a step that does not converge. The iterate of the last step performed
+  //! ends in `u` (its storage exchanged with `scratch` when it ended there); the reports of the
+  //! steps are in `workspace` (`steps_done`, `result(k)`). Returns the first step's.
+  //! \throws as `solve`, and relax::invalid_argument for a plan without checks or with fewer
+  //!         than 1 step, or one that takes ‖b‖ from the host.
+  template <class S, class T>
+  static detail::DeviceLoopResult solve_steps(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch,
+                                              const DeviceGrid<T>& source, const detail::DeviceLoopPlan& plan,
+                                              DeviceLoopWorkspace<T>& workspace, bool with_history,
+                                              cudaStream_t stream) {
+    detail::require_device_loop_call<S>(u, scratch, source);
+    detail::require(plan.steps >= 1, "plan.steps", plan.steps, "at least 1 step");
+    detail::require(plan.check_every > 0, "plan.check_every", plan.check_every,
+                    "at least 1 sweep between checks: a step ends at a converged check");
+    detail::require(plan.rhs_on_device, "plan.rhs_on_device", "false", "true: each step's b is formed on the device");
+    return launch(s, u, scratch, static_cast<const T*>(nullptr), source.origin(), plan, workspace, with_history, stream);
+  }
+
+ private:
+  template <class S, class T>
+  static detail::DeviceLoopResult launch(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const T* b,
+                                         const T* source, const detail::DeviceLoopPlan& plan,
+                                         DeviceLoopWorkspace<T>& workspace, bool with_history, cudaStream_t stream) {
     const detail::Shape g = detail::shape_of(u.layout());
     auto k = kernel<S, T>();
     auto& cache = workspace.launch_cache();
@@ -585,17 +724,16 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>> : detail::DeviceLoopBatches
     const detail::ResidentTiles t = cache.tiles;
     const std::size_t bytes = cache.shared_bytes;
     detail::require(t.halo == D, "the tiling's halo", t.halo, "the kernel's D");
-    workspace.reset(stream);
+    workspace.reset(stream, plan.steps);
     unsigned long long* flags = workspace.tile_flags(t.count(), stream);
-    detail::launch_cooperative(k, dim3(t.count()), dim3(threads), bytes, stream, s, u.origin(), scratch.origin(),
-                               b.origin(), g, t, plan, workspace.state(), flags, workspace.history());
-    const detail::DeviceLoopResult result = detail::read_device_loop(
+    detail::launch_cooperative(k, dim3(t.count()), dim3(threads), bytes, stream, s, u.origin(), scratch.origin(), b,
+                               source, g, t, plan, workspace.state(), workspace.reports(), flags, workspace.history());
+    detail::DeviceLoopResult result = detail::read_device_loop(
         workspace, with_history, plan, "on_chip_kernel: a wait for the adjacent tiles or a grid barrier", stream);
-    if (result.in_scratch) u.swap(scratch);
+    if (workspace.result(workspace.steps_done() - 1).in_scratch) u.swap(scratch);
     return result;
   }
 
- private:
   template <class S, class T>
   static auto kernel() {
     return detail::on_chip_kernel<S::rank, D, S, T>;

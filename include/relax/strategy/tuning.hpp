@@ -38,6 +38,12 @@ inline constexpr int resident_threads = RELAX_TUNING_RESIDENT_THREADS;
 inline constexpr int resident_threads = 512;
 #endif
 
+//! The persistent CG kernels (`Persistent`, `PersistentSingleReduction`): points per thread that
+//! size the grid (at least one block per SM, at most what is resident), so a small problem runs
+//! on few blocks and its grid barriers are cheaper. Chosen from the barrier's cost (1.10 µs with
+//! 132 blocks, 2.12 with 1056; docs/results/h200/bench_barrier_v1.json); not yet tuned on CG.
+inline constexpr long long cg_persistent_points_per_thread = 2;
+
 //! The residual norm's block shape: the access pattern of the Sync sweep with the row depth that
 //! measured fastest for it out of L2 (above); not tuned separately.
 inline constexpr int residual_block_x = 32;
