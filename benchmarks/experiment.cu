@@ -11,8 +11,9 @@
 // Strategies: sync; temporalD (TemporalBlock<D, ColumnStream>, D = 2, 4, 8); blockasyncD
 // (BlockAsync<D>, D = 2, 4, 8); ladder-asc and ladder-desc (BlockAsync<dynamic>, as in the source
 // study); feedback (relax::Adaptive: Feedback chooses the family and D), feedback-exact
-// (TemporalBlock<dynamic, ColumnStream>) and feedback-async (BlockAsync<dynamic>).
-// auto is relax::Auto (the generated decision tree).
+// (TemporalBlock<dynamic, ColumnStream>) and feedback-async (BlockAsync<dynamic>); onchipD
+// (DeviceLoop<TemporalBlock<D, OnChip>>, D = 4, 8: grids that fit on chip only).
+// auto is relax::Auto (the on-chip loop where the grid fits, else the generated decision tree).
 // The suffix "+overlap" runs a strategy with overlapped convergence checks (relax::CheckMode).
 // For Feedback, the log has two lines before each run's line: the family and D each step ended
 // at, with its sweeps, checks and milliseconds, and the sweeps per millisecond measured at each
@@ -108,6 +109,9 @@ Run strategy_run(const std::string& full_name) {
   if (name == "blockasync2") return fixed(BlockAsync<2>{});
   if (name == "blockasync4") return fixed(BlockAsync<4>{});
   if (name == "blockasync8") return fixed(BlockAsync<8>{});
+  // The on-chip device loop (all ten steps in one launch; grids up to about 1400² on an H200).
+  if (name == "onchip4") return fixed(DeviceLoop<TemporalBlock<4, OnChip>>{});
+  if (name == "onchip8") return fixed(DeviceLoop<TemporalBlock<8, OnChip>>{});
   using Async = BlockAsync<dynamic>;
   using Exact = TemporalBlock<dynamic, ColumnStream>;
   auto ladder = [checks](Ladder::Direction d) {
@@ -126,7 +130,7 @@ Run strategy_run(const std::string& full_name) {
   if (name == "feedback-exact") return feedback(Exact{});
   if (name == "feedback-async") return feedback(Async{});
   throw invalid_argument("--strategies", full_name,
-                         "sync, auto, temporal2/4/8, blockasync2/4/8, ladder-asc, ladder-desc, feedback, "
+                         "sync, auto, temporal2/4/8, blockasync2/4/8, onchip4/8, ladder-asc, ladder-desc, feedback, "
                          "feedback-exact or feedback-async, optionally with the suffix +overlap");
 }
 

@@ -64,7 +64,7 @@ relax::RunReport run_gpu(const Options& o) {
   relax::Solver<S, Strategy, relax::Fixed> solver(o.problem.extents(), S(o.problem.r),
                                                   relax::Fixed(o.check_interval), o.solve);
   relax::DiffusionState<typename S::value_type> state(o.problem, solver.stream());
-  if constexpr (decltype(solver)::fuses_steps)
+  if (solver.steps_fused())
     std::printf("all %d steps in one launch (each step's time from the GPU's timer)\n", o.problem.steps);
   return relax::run_diffusion(solver, state, print_step);
 }
@@ -124,9 +124,14 @@ int run(const Options& o, Backend backend) {
     backend_name = "gpu";
     device = info.name;
     std::string strategy = strategy_text(o);
-    if (o.strategy == StrategyName::automatic)
-      strategy += " (" + relax::to_string(relax::auto_select(o.problem.extents(), o.problem.r, sizeof(T), info.l2_bytes)) +
+    if (o.strategy == StrategyName::automatic) {
+      const relax::Extents e = o.problem.extents();
+      const bool on_chip = e.rank == 2 && relax::auto_runs_on_chip<relax::Stencil5<T>, T>(e);
+      strategy += " (" +
+                  (on_chip ? std::string("DeviceLoop<TemporalBlock<8, OnChip>>")
+                           : relax::to_string(relax::auto_select(e, o.problem.r, sizeof(T), info.l2_bytes))) +
                   " for this grid on this GPU)";
+    }
     std::printf("backend: GPU (%s, %d SMs, %.0f MiB L2), strategy %s, %s checks\n", info.name.c_str(),
                 info.sm_count, static_cast<double>(info.l2_bytes) / (1 << 20), strategy.c_str(),
                 relax::to_string(o.solve.checks));

@@ -1,6 +1,7 @@
 // Every CG variant on the real SPD matrices of tests/data/suitesparse (b = A·1, to 1e-8): each
 // converges with its true residual below the tolerance, the fused variants within a few
-// iterations of Unfused (sums in another order), Pipelined within 1.5 times Unfused's count and
+// iterations of Unfused (sums in another order), Chronopoulos-Gear within 1.25 times and
+// Pipelined within 1.5 times Unfused's count, Pipelined
 // switching to standard CG where the reference does (CgOptions::switch_gap); and one uploaded
 // matrix shared by several solvers through OperatorView.
 #include <catch2/catch.hpp>
@@ -48,8 +49,16 @@ void check_against_unfused(std::int64_t bound_percent) {
 }  // namespace
 
 TEMPLATE_TEST_CASE("CG variants reach 1e-8 on the real SPD matrices like Unfused", "[cg][real]", relax::Fused,
-                   relax::Graph, relax::Persistent, relax::PersistentSingleReduction) {
+                   relax::Graph, relax::Persistent) {
   check_against_unfused<TestType>(105);
+}
+
+TEST_CASE("Chronopoulos-Gear CG reaches 1e-8 on the real SPD matrices within 1.25 times Unfused's iterations",
+          "[cg][real]") {
+  // Its α comes from a recurrence, which rounding moves further from standard CG's on
+  // ill-conditioned matrices: measured on the H200, bcsstk01 147 iterations against 128 (1.15x)
+  // and bcsstk03 478 against 407 (1.17x).
+  check_against_unfused<relax::PersistentSingleReduction>(125);
 }
 
 TEST_CASE("Pipelined CG reaches 1e-8 on the real SPD matrices within 1.5 times Unfused's iterations",

@@ -12,6 +12,8 @@
 #include <relax/reference/tiled.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
+#include <relax/stencil/stencil5.hpp>
+#include <relax/stencil/stencil7.hpp>
 #include <relax/strategy/auto.cuh>
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>
@@ -194,19 +196,34 @@ TEST_CASE("Feedback with BlockAsync<dynamic> solves the ten-step problem", "[til
   for (const auto& s : run.steps) CHECK(s.rho < 1e-5);
 }
 
+TEST_CASE("Auto runs a solve as the on-chip loop where it fits, and launch-based beyond", "[tiled][auto]") {
+  relax::Solver<relax::Stencil5<float>, relax::Auto, relax::Fixed> small(relax::Extents(300, 200), relax::Stencil5<float>(10.0));
+  CHECK(small.auto_on_chip());
+  CHECK(small.steps_fused());
+  relax::Solver<relax::Stencil5<float>, relax::Auto, relax::Fixed> large(relax::Extents(4099, 4099), relax::Stencil5<float>(10.0));
+  CHECK_FALSE(large.auto_on_chip());
+  CHECK_FALSE(large.steps_fused());
+  relax::DeviceGrid<float> u(relax::Extents(4099, 4099)), f(relax::Extents(4099, 4099));
+  CHECK_THROWS_WITH(large.solve_steps(u, f, 2, large.stream()), Catch::Contains("steps_fused"));
+  relax::Solver<relax::Stencil7<float>, relax::Auto, relax::Fixed> cube(relax::Extents(40, 40, 40), relax::Stencil7<float>(10.0));
+  CHECK_FALSE(cube.auto_on_chip());  // 3D: Sync
+}
+
 TEST_CASE("Auto runs the strategy it picks for the grid and the device", "[tiled][auto]") {
   const std::int64_t n = GENERATE(70, 512, 1000);
   const double r = GENERATE(1.0, 100.0);
   const auto p = diffusion_params(n, r, relax::Source::gaussian, 3);
   const relax::FamilyChoice c = relax::auto_select(n, r, sizeof(float), relax::current_l2_bytes());
-  INFO("N = " << n << ", r = " << r << ": " << relax::to_string(c));
+  const bool on_chip = relax::auto_runs_on_chip<relax::Stencil5<float>>(p.extents());
+  INFO("N = " << n << ", r = " << r << ": " << (on_chip ? "on chip" : relax::to_string(c)));
+  if (relax::current_sm_count() >= 132) CHECK(on_chip);  // on an H200 (132 SMs) all three fit
   HostGrid<float> auto_u, want_u;
   const auto got = gpu_run<relax::Auto>(p, auto_u);
-  if (c.family == relax::Family::blockasync) {
+  if (c.family == relax::Family::blockasync && !on_chip) {
     const auto want = ref::run_diffusion<float>(p, 8, {}, ref::Exec::openmp(), &want_u, {},
                                                 ref::TiledSchedule{32, 8, c.depth, false});
     check_same_run(got, auto_u, want, want_u);
-  } else {  // Sync and TemporalBlock<D, ColumnStream> have Sync's iterates
+  } else {  // Sync, TemporalBlock<D, ColumnStream> and the on-chip loop have Sync's iterates
     const auto want = gpu_run<relax::Sync>(p, want_u);
     check_same_run(got, auto_u, want, want_u);
   }

@@ -52,7 +52,6 @@ class ResidentTile {
   static constexpr signed char outside = -2;  //!< not a grid point: never loaded, read or stored
   static constexpr signed char ring = -1;     //!< boundary ring: loaded once, never updated
   static constexpr int W = Vec16<T>::width;
-  static constexpr int halo_batch = 4;  //!< halo cells a thread loads at once (`load_halo`)
   static_assert(W == 2 || W == 4, "relax::detail::ResidentTile: T is float or double");
   static_assert(Threads % 32 == 0, "relax::detail::ResidentTile: whole warps (the sweeps shuffle across lanes)");
 
@@ -93,32 +92,14 @@ class ResidentTile {
     __syncthreads();
   }
 
-  //! Refreshes the interior halo cells from `src` (the adjacent tiles' frames). A thread takes
-  //! `halo_batch` of its cells at a time and issues their loads before it stores any: the loads
-  //! come from L2, and one cell at a time waited for each in turn.
+  //! Refreshes the interior halo cells from `src` (the adjacent tiles' frames). (Loading four
+  //! cells a thread at a time, their loads issued together, changed nothing measurable: 2.46
+  //! against 2.48 µs a sweep at 1024², D = 8, no checks.)
   __device__ void load_halo(const T* src, const Shape& g) {
     T* const cur = cur_;
-    const int rx = layout_.pitch, ry = layout_.region.ry, units = layout_.cells;
-    const int step_j = Threads % rx, step_i = Threads / rx % ry, step_k = Threads / (rx * ry);
-    int cj = thread_ % rx, ci = thread_ / rx % ry, ck = thread_ / (rx * ry);
-    for (int base = thread_; base < units; base += halo_batch * Threads) {
-      T v[halo_batch];
-      int at[halo_batch];
-#pragma unroll
-      for (int q = 0; q < halo_batch; ++q) {
-        const int c = base + q * Threads;
-        at[q] = c < units && level_[c] >= 0 && level_[c] < halo_ ? c : -1;
-        if (at[q] >= 0) v[q] = src[global(g, ck, ci, cj)];
-        cj += step_j;
-        if (cj >= rx) cj -= rx, ++ci;
-        ci += step_i;
-        if (ci >= ry) ci -= ry, ++ck;
-        ck += step_k;
-      }
-#pragma unroll
-      for (int q = 0; q < halo_batch; ++q)
-        if (at[q] >= 0) cur[at[q]] = v[q];
-    }
+    for_each<1>([&](int c, int ck, int ci, int cj) {
+      if (level_[c] >= 0 && level_[c] < halo_) cur[c] = src[global(g, ck, ci, cj)];
+    });
     __syncthreads();
   }
 

@@ -46,9 +46,9 @@ class DiffusionState {
 
 //! How `run_diffusion` launches the steps.
 enum class StepLaunch {
-  //! One launch for every step where the solver can (`Solver::fuses_steps`: the on-chip device
-  //! loop, which forms each b on the device and leaves `state.b()` as it was), else as
-  //! `per_step`. The reports and the final state are those of `per_step`, bit for bit.
+  //! One launch for every step where the solver can (`Solver::steps_fused()`: the on-chip device
+  //! loop, and `Auto` where it runs that loop; each b is formed on the device and `state.b()` is
+  //! left as it was), else as `per_step`. The reports and the final state are those of `per_step`, bit for bit.
   fused,
   per_step,  //!< per step: b formed (`form_rhs`), then one solve
 };
@@ -69,7 +69,7 @@ RunReport run_diffusion(SolverT& solver, DiffusionState<T>& state,
   timer.start(stream);
   bool fused = false;
   if constexpr (SolverT::fuses_steps) {
-    if (launch == StepLaunch::fused) {
+    if (launch == StepLaunch::fused && solver.steps_fused()) {
       run.steps = solver.solve_steps(state.u(), state.source(), state.params().steps, stream);
       fused = true;
     }

@@ -89,8 +89,9 @@ class Solver {
   using Strategy = Strategy_;
   using Controller = Controller_;
   using value_type = typename Stencil::value_type;
-  //! Whether `solve_steps` runs several implicit steps in one launch (the on-chip device loop).
-  static constexpr bool fuses_steps = detail::fuses_steps<Sweeper<Strategy>>::value;
+  //! Whether `solve_steps` can run several implicit steps in one launch: the on-chip device
+  //! loop, and `Auto` (where it runs the on-chip loop: `steps_fused()`).
+  static constexpr bool fuses_steps = detail::fuses_steps<Sweeper<Strategy>>::value || std::is_same_v<Strategy, Auto>;
 
   //! A solver for grids of the box `extents` (of the stencil's rank) on the current device.
   //! Allocates one grid of workspace.
@@ -119,6 +120,13 @@ class Solver {
       loop_ = std::make_unique<DeviceLoopWorkspace<value_type>>(history_per_solve());
       Sweeper<Strategy>::template preload<Stencil, value_type>();
     }
+    if constexpr (std::is_same_v<Strategy, Auto>) {
+      auto_on_chip_ = auto_runs_on_chip<Stencil, value_type>(extents);
+      if (auto_on_chip_) {
+        loop_ = std::make_unique<DeviceLoopWorkspace<value_type>>(history_per_solve());
+        Sweeper<AutoOnChip>::template preload<Stencil, value_type>();
+      }
+    }
     if constexpr (detail::has_deepest_depth<Sweeper<Strategy>, Stencil, value_type>::value) {
       const int deepest = Sweeper<Strategy>::template deepest_depth<Stencil, value_type>();
       if (deepest > 0 && (depth_limit_ == 0 || deepest < depth_limit_)) depth_limit_ = deepest;
@@ -135,6 +143,13 @@ class Solver {
   //! The solver's own stream, used when a call names none.
   cudaStream_t stream() const { return stream_.get(); }
   const Extents& extents() const { return scratch_.extents(); }
+  //! `Auto` only: whether its solves run as the on-chip device loop (`auto_runs_on_chip`).
+  bool auto_on_chip() const { return auto_on_chip_; }
+  //! Whether `solve_steps` runs its steps in one launch on this grid and device.
+  bool steps_fused() const {
+    if constexpr (std::is_same_v<Strategy, Auto>) return auto_on_chip_;
+    else return fuses_steps;
+  }
 
   //! Solves A u = b from the initial guess in `u`, whose ring holds the boundary values. On
   //! return `u` holds the last iterate (its storage may have been exchanged with the solver's
@@ -147,8 +162,13 @@ class Solver {
                     cudaStream_t stream) {
     detail::require_layout(u.layout(), scratch_.layout(), "u");
     detail::require_layout(b.layout(), scratch_.layout(), "b");
-    if constexpr (runs_on_device_v<Strategy>) return device_solve(u, b, stream);
-    else return host_solve(u, b, stream);
+    if constexpr (runs_on_device_v<Strategy>) {
+      return device_solve<Strategy>(u, b, stream);
+    } else {
+      if constexpr (std::is_same_v<Strategy, Auto>)
+        if (auto_on_chip_) return device_solve<AutoOnChip>(u, b, stream);
+      return host_solve(u, b, stream);
+    }
   }
 
   //! Runs up to `steps` implicit steps in one launch (solvers with `fuses_steps`): step k solves
@@ -163,21 +183,26 @@ class Solver {
                                        cudaStream_t stream) {
     static_assert(fuses_steps,
                   "relax::Solver::solve_steps: the strategy does not run several steps in one launch "
-                  "(only DeviceLoop<TemporalBlock<D, OnChip>> does); call solve once per step");
+                  "(only DeviceLoop<TemporalBlock<D, OnChip>>, and Auto where it runs that loop, do); call "
+                  "solve once per step");
     if constexpr (fuses_steps) {
+      using Loop = std::conditional_t<std::is_same_v<Strategy, Auto>, AutoOnChip, Strategy>;
+      if (!steps_fused())
+        throw invalid_argument("strategy", "Auto (on a grid that does not fit on chip here)",
+                               "a solver whose steps_fused() is true; call solve once per step");
       detail::require_layout(u.layout(), scratch_.layout(), "u");
       detail::require_layout(source.layout(), scratch_.layout(), "source");
       detail::require(steps >= 1, "steps", steps, "at least 1 step");
       loop_->reserve(steps, steps * history_per_solve());
       (void)begin(u, source, stream, false);
-      detail::DeviceLoopPlan plan = device_plan(0.0);
+      detail::DeviceLoopPlan plan = device_plan<Loop>(0.0);
       plan.steps = steps;
       plan.history_capacity = loop_->history_capacity();
-      Sweeper<Strategy>::solve_steps(stencil_, u, scratch_, source, plan, *loop_, options_.record_history, stream);
+      Sweeper<Loop>::solve_steps(stencil_, u, scratch_, source, plan, *loop_, options_.record_history, stream);
       timer_.stop(stream);
       std::vector<SolveReport> reports;
       for (int k = 0; k < loop_->steps_done(); ++k) {
-        reports.push_back(device_report(loop_->result(k), plan.check_every));
+        reports.push_back(device_report<Loop>(loop_->result(k), plan.check_every));
         reports.back().time_ms = loop_->result(k).time_ms;
       }
       return reports;
@@ -298,34 +323,37 @@ class Solver {
 
   // The device loop: one launch runs the solve; the report is read back once. Sweeps, checks, ρ
   // and the iterate are those of the host loop with blocking checks.
+  template <class Loop>
   SolveReport device_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream) {
-    constexpr bool rhs_on_device = detail::rhs_norm_on_device<Sweeper<Strategy>>::value;
+    constexpr bool rhs_on_device = detail::rhs_norm_on_device<Sweeper<Loop>>::value;
     const SolveReport start = begin(u, b, stream, !rhs_on_device);
-    const detail::DeviceLoopPlan plan = device_plan(start.rhs_norm);
+    const detail::DeviceLoopPlan plan = device_plan<Loop>(start.rhs_norm);
     const detail::DeviceLoopResult r =
-        Sweeper<Strategy>::solve(stencil_, u, scratch_, b, plan, *loop_, options_.record_history, stream);
+        Sweeper<Loop>::solve(stencil_, u, scratch_, b, plan, *loop_, options_.record_history, stream);
     timer_.stop(stream);
-    SolveReport report = device_report(r, plan.check_every, start.rhs_norm);
+    SolveReport report = device_report<Loop>(r, plan.check_every, start.rhs_norm);
     report.time_ms = timer_.milliseconds();
     return report;
   }
 
   // The plan of a device-loop solve from the options and the controller (‖b‖ from the host, or
   // computed by the kernel where the sweeper does).
+  template <class Loop>
   detail::DeviceLoopPlan device_plan(double rhs_norm) const {
     detail::DeviceLoopPlan plan;
     plan.stop = criterion(options_);
     plan.rhs_norm = rhs_norm;
-    plan.rhs_on_device = detail::rhs_norm_on_device<Sweeper<Strategy>>::value;
+    plan.rhs_on_device = detail::rhs_norm_on_device<Sweeper<Loop>>::value;
     plan.check_every = controller_.sweeps_before_check();
     plan.history_capacity = loop_->history_capacity();
     return plan;
   }
 
   // A device loop's report of one step as the host loop's (its history from the workspace).
+  template <class Loop>
   SolveReport device_report(const detail::DeviceLoopResult& r, std::int64_t check_every, double host_rhs_norm = 0.0) const {
     SolveReport report;
-    report.rhs_norm = detail::rhs_norm_on_device<Sweeper<Strategy>>::value ? r.rhs_norm : host_rhs_norm;
+    report.rhs_norm = detail::rhs_norm_on_device<Sweeper<Loop>>::value ? r.rhs_norm : host_rhs_norm;
     report.sweeps = r.sweeps;
     report.checks = r.checks;
     report.rho = StopCriterion::relative(r.norm, report.rhs_norm);
@@ -386,8 +414,10 @@ class Solver {
     std::int64_t steady_sweeps = 0;
   };
   BatchTiming batches_[2];
-  // The device loop's barrier, report and history (strategies that run on the device only).
+  // The device loop's barrier, report and history (strategies that run on the device, and Auto
+  // where it runs the on-chip loop).
   std::unique_ptr<DeviceLoopWorkspace<value_type>> loop_;
+  bool auto_on_chip_ = false;
 };
 
 }  // namespace relax

@@ -1,15 +1,39 @@
 #pragma once
 //! \file
 //! `Sweeper<Auto>`: dispatches each batch to the strategy `auto_select` picks for the grid, the
-//! stencil and the current device.
+//! stencil and the current device; and `auto_runs_on_chip`, whether a `Solver` with `Auto` runs
+//! the whole solve as the on-chip device loop instead.
 
 #include <relax/core/device.hpp>
 #include <relax/strategy/auto.hpp>
 #include <relax/strategy/column_stream.cuh>
+#include <relax/strategy/device_loop.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
 
 namespace relax {
+
+//! The device loop a `Solver<S, Auto>` runs a whole solve (and a run of steps) as, where
+//! `auto_runs_on_chip` says so.
+using AutoOnChip = DeviceLoop<TemporalBlock<8, OnChip>>;
+
+//! Whether `Solver<S, Auto>` runs its solves as `AutoOnChip` for grids of `e` on the current
+//! device: 2D grids that fit on chip, on a device with cooperative launch. Measured on the H200
+//! (float32, 2026-12-01, docs/results/h200/bench_on_chip_fused.json): ten steps took 2.3 to 7.6
+//! times less with it than with the fastest launch-based strategy of the same run (N = 256 at
+//! r = 10; N = 512 and 1024 at r = 1, 10 and 100), and the fastest run of the experiment matrix
+//! at N = 512 and 1024 (any strategy, docs/results/h200/experiment.csv) is slower still; so
+//! wherever it fits, nothing launch-based is chosen. Its iterates are Sync's (exact). In 3D
+//! `Auto` runs Sync (the tree is 2D-trained, and the on-chip loop is not measured in 3D).
+template <class S, class T = typename S::value_type>
+bool auto_runs_on_chip(const Extents& e) {
+  if constexpr (S::rank != 2) {
+    return false;
+  } else {
+    return e.rank == 2 && detail::cached_device_attribute<cudaDevAttrCooperativeLaunch>() != 0 &&
+           Sweeper<AutoOnChip>::template fits<S, T>(e);
+  }
+}
 
 template <>
 struct Sweeper<Auto> {

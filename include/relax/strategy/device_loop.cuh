@@ -648,12 +648,20 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>> : detail::DeviceLoopBatches
     RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel<S, T>()));
   }
 
+  //! Whether a grid of `e` fits on chip on the current device (a tiling exists).
+  template <class S, class T>
+  static bool fits(const Extents& e) {
+    return detail::choose_resident_tiles<S::rank>(e.nx, e.ny, S::rank == 3 ? e.nz : 1, D, current_sm_count(),
+                                                  max_tile_cells<S, T>(), detail::Vec16<T>::width)
+        .found();
+  }
+
   //! The tiling the kernel runs on `g` here, or an error naming the limits when the grid does
   //! not fit on chip.
   //! \throws relax::invalid_argument when no tiling fits.
   template <class S, class T>
   static detail::ResidentTiles tiles(const detail::Shape& g) {
-    const std::int64_t max_cells = static_cast<std::int64_t>(dynamic_shared_limit<S, T>() / (3 * sizeof(T) + 1));
+    const std::int64_t max_cells = max_tile_cells<S, T>();
     const detail::ResidentTiles t = detail::choose_resident_tiles<S::rank>(
         g.nx, g.ny, g.nz, D, current_sm_count(), max_cells, detail::Vec16<T>::width);
     if (!t.found())
@@ -737,6 +745,11 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>> : detail::DeviceLoopBatches
   template <class S, class T>
   static auto kernel() {
     return detail::on_chip_kernel<S::rank, D, S, T>;
+  }
+  // The cells a block's region may have: three arrays of T and a class byte each.
+  template <class S, class T>
+  static std::int64_t max_tile_cells() {
+    return static_cast<std::int64_t>(dynamic_shared_limit<S, T>() / (3 * sizeof(T) + 1));
   }
   // The dynamic shared memory a block may ask for: the opt-in limit less the kernel's own.
   template <class S, class T>
