@@ -142,6 +142,8 @@ TEST_CASE("the on-chip loop's fused steps: histories, a step that stops the run,
 TEST_CASE("fused steps are refused where they cannot run", "[device_loop][validation][on_chip]") {
   const Extents e(70, 50);
   relax::Solver<relax::Stencil5<float>, OnChip<4>, relax::Fixed> solver(e, relax::Stencil5<float>(1.0));
+  CHECK(solver.runs_on_chip());
+  CHECK(solver.steps_fused());
   DeviceGrid<float> u(e);
   const DeviceGrid<float> f(e), other(Extents(70, 51));
   CHECK_THROWS_WITH(solver.solve_steps(u, f, 0, solver.stream()), Catch::Contains("steps"));

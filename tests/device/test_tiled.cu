@@ -198,15 +198,15 @@ TEST_CASE("Feedback with BlockAsync<dynamic> solves the ten-step problem", "[til
 
 TEST_CASE("Auto runs a solve as the on-chip loop where it fits, and launch-based beyond", "[tiled][auto]") {
   relax::Solver<relax::Stencil5<float>, relax::Auto, relax::Fixed> small(relax::Extents(300, 200), relax::Stencil5<float>(10.0));
-  CHECK(small.auto_on_chip());
+  CHECK(small.runs_on_chip());
   CHECK(small.steps_fused());
   relax::Solver<relax::Stencil5<float>, relax::Auto, relax::Fixed> large(relax::Extents(4099, 4099), relax::Stencil5<float>(10.0));
-  CHECK_FALSE(large.auto_on_chip());
+  CHECK_FALSE(large.runs_on_chip());
   CHECK_FALSE(large.steps_fused());
   relax::DeviceGrid<float> u(relax::Extents(4099, 4099)), f(relax::Extents(4099, 4099));
   CHECK_THROWS_WITH(large.solve_steps(u, f, 2, large.stream()), Catch::Contains("steps_fused"));
   relax::Solver<relax::Stencil7<float>, relax::Auto, relax::Fixed> cube(relax::Extents(40, 40, 40), relax::Stencil7<float>(10.0));
-  CHECK_FALSE(cube.auto_on_chip());  // 3D: Sync
+  CHECK_FALSE(cube.runs_on_chip());  // 3D: Sync
 }
 
 TEST_CASE("Auto runs the strategy it picks for the grid and the device", "[tiled][auto]") {

@@ -143,8 +143,12 @@ class Solver {
   //! The solver's own stream, used when a call names none.
   cudaStream_t stream() const { return stream_.get(); }
   const Extents& extents() const { return scratch_.extents(); }
-  //! `Auto` only: whether its solves run as the on-chip device loop (`auto_runs_on_chip`).
-  bool auto_on_chip() const { return auto_on_chip_; }
+  //! Whether the solves run as the on-chip device loop: the strategy `DeviceLoop<TemporalBlock<D,
+  //! OnChip>>`, or `Auto` where it chose that loop for this grid (`auto_runs_on_chip`).
+  bool runs_on_chip() const {
+    if constexpr (std::is_same_v<Strategy, Auto>) return auto_on_chip_;
+    else return detail::fuses_steps<Sweeper<Strategy>>::value;
+  }
   //! Whether `solve_steps` runs its steps in one launch on this grid and device.
   bool steps_fused() const {
     if constexpr (std::is_same_v<Strategy, Auto>) return auto_on_chip_;
