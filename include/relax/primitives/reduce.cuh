@@ -75,18 +75,23 @@ __device__ void finish_sums2(double first, double second, double* partials, unsi
   });
 }
 
+//! Thread 0's `v`, in every thread of the block (block-level).
+template <class V>
+__device__ V from_thread0(const V& v) {
+  __shared__ V slot;
+  if (threadIdx.x == 0) slot = v;
+  __syncthreads();
+  const V out = slot;
+  __syncthreads();  // `slot` is reused by the next call
+  return out;
+}
+
 //! Sum of `count` partials in index order, the same in every block that calls it (after a grid
 //! barrier). Reads through L2: the partials were written by other SMs.
 __device__ inline double ordered_sum(const double* partials, unsigned count) {
   double v = 0.0;
   for (unsigned b = threadIdx.x; b < count; b += blockDim.x) v += __ldcg(partials + b);
-  __shared__ double total;
-  const double sum = block_sum(v);
-  if (threadIdx.x == 0) total = sum;
-  __syncthreads();
-  const double out = total;
-  __syncthreads();  // `total` is reused by the next call
-  return out;
+  return from_thread0(block_sum(v));
 }
 
 //! Two sums carried together (a fused two-term reduction).
@@ -111,13 +116,7 @@ __device__ inline SumPair ordered_sum2(const double* first, const double* second
     v.first += __ldcg(first + b);
     v.second += __ldcg(second + b);
   }
-  __shared__ SumPair total;
-  const SumPair sum = block_sum2(v);
-  if (threadIdx.x == 0) total = sum;
-  __syncthreads();
-  const SumPair out = total;
-  __syncthreads();  // `total` is reused by the next call
-  return out;
+  return from_thread0(block_sum2(v));
 }
 
 }  // namespace relax::detail
