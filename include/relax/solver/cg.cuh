@@ -372,7 +372,8 @@ class CG {
     const double replace_below = options_.replace_until_for(sizeof(T)) * options_.threshold(report.rhs_norm);
     if constexpr (persistent) {
       launch_persistent(x, stream);
-      const auto s = read_state(stream);
+      const auto s = read_state(stream);  // also waits for the barrier word's copy
+      require_barrier_completed();
       record(s);
       return s;
     } else {
@@ -535,10 +536,13 @@ class CG {
                                                    args, 0, stream));
     }
     // A barrier that did not complete: some blocks may have taken no note of it (they saw the
-    // last arrival), so the failure word, not only the status, decides.
+    // last arrival), so the failure word, not only the status, decides (read with the state).
     RELAX_CUDA_CHECK(cudaMemcpyAsync(host_barrier_.data(), barrier_.data(), sizeof(detail::GridBarrierState),
                                      cudaMemcpyDeviceToHost, stream));
-    RELAX_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+
+  // After the persistent launch's state is read back: throws if a grid barrier timed out.
+  void require_barrier_completed() const {
     if (host_barrier_.data()[0].failed != 0)
       throw device_loop_error(std::string(single_reduction ? "cg_persistent_single" : "cg_persistent") +
                               ": a grid barrier did not complete within " + std::to_string(barrier_timeout_ns_ / 1'000'000) +

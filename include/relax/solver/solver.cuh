@@ -206,8 +206,9 @@ class Solver {
       timer_.stop(stream);
       std::vector<SolveReport> reports;
       for (int k = 0; k < loop_->steps_done(); ++k) {
-        reports.push_back(device_report<Loop>(loop_->result(k), plan.check_every));
-        reports.back().time_ms = loop_->result(k).time_ms;
+        const detail::DeviceLoopResult r = loop_->result(k);
+        reports.push_back(device_report<Loop>(r, plan.check_every));
+        reports.back().time_ms = r.time_ms;
       }
       return reports;
     }

@@ -429,6 +429,7 @@ class DeviceLoopWorkspace {
     RELAX_CUDA_CHECK(cudaMemsetAsync(state_.data(), 0, sizeof(detail::DeviceLoopState<T>), stream));
     RELAX_CUDA_CHECK(cudaMemsetAsync(reports_.data(), 0, static_cast<std::size_t>(steps) * sizeof(detail::DeviceLoopStepReport<T>),
                                      stream));
+    launched_steps_ = steps;
   }
   //! The first `tiles` flag words, zeroed on `stream`.
   unsigned long long* tile_flags(int tiles, cudaStream_t stream) {
@@ -437,18 +438,22 @@ class DeviceLoopWorkspace {
     RELAX_CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, static_cast<std::size_t>(tiles) * sizeof(unsigned long long), stream));
     return flags_.data();
   }
-  //! Copies the launch's words, the reports of the steps performed (and the norms of their
-  //! checks) back, waits for them, and returns the first step's report.
+  //! Copies the launch's words and the reports of the steps it was launched for back in one
+  //! wait (and then the norms of their checks, in a second), and returns the first step's report.
   detail::DeviceLoopResult read(cudaStream_t stream, bool with_history) {
-    copy_back(host_.data(), state_.data(), 1, stream);
+    enqueue_copy(host_.data(), state_.data(), 1, stream);
+    enqueue_copy(host_reports_.data(), reports_.data(), static_cast<std::size_t>(launched_steps_), stream);
+    wait(stream);
     const detail::DeviceLoopState<T>& s = host_.data()[0];
     failed_ = s.barrier.failed != 0;
-    steps_done_ = std::clamp(s.steps_done, 1, step_capacity());
-    copy_back(host_reports_.data(), reports_.data(), static_cast<std::size_t>(steps_done_), stream);
+    steps_done_ = std::clamp(s.steps_done, 1, launched_steps_);
     if (with_history && capacity_ > 0) {
       std::int64_t checks = 0;
       for (int k = 0; k < steps_done_; ++k) checks += host_reports_.data()[k].checks;
-      copy_back(host_history_.data(), history_.data(), static_cast<std::size_t>(std::min(checks, capacity_)), stream);
+      if (checks > 0) {
+        enqueue_copy(host_history_.data(), history_.data(), static_cast<std::size_t>(std::min(checks, capacity_)), stream);
+        wait(stream);
+      }
     }
     return result(0);
   }
@@ -495,9 +500,10 @@ class DeviceLoopWorkspace {
 
  private:
   template <class V>
-  void copy_back(V* to, const V* from, std::size_t count, cudaStream_t stream) {
-    if (count == 0) return;
+  static void enqueue_copy(V* to, const V* from, std::size_t count, cudaStream_t stream) {
     RELAX_CUDA_CHECK(cudaMemcpyAsync(to, from, count * sizeof(V), cudaMemcpyDeviceToHost, stream));
+  }
+  void wait(cudaStream_t stream) {
     arrived_.record(stream);
     arrived_.synchronize();
   }
@@ -512,6 +518,7 @@ class DeviceLoopWorkspace {
   LaunchCache cache_;
   std::int64_t capacity_ = 0;
   int steps_done_ = 1;
+  int launched_steps_ = 1;  // the reports `reset` zeroed, which `read` copies back
   Event arrived_;
   bool failed_ = false;
 };
