@@ -349,6 +349,25 @@ const int registered = [] {
       register_solve<relax::TemporalBlock<4, relax::ColumnStream>>("TemporalBlock4_stream", n, r);
       if (n != 1024) register_solve<relax::TemporalBlock<8, relax::ColumnStream>>("TemporalBlock8_stream", n, r);
     }
+  // Beyond the chip: the streamed device loop against the launch-based stream of the same depth.
+  for (std::int64_t n : {1024, 2048, 4096})
+    for (std::int64_t m : {8, 0}) {
+      const std::string tail = "/checks:" + std::to_string(m) + "/N:" + std::to_string(n);
+      benchmark::RegisterBenchmark(("loop_sweep/DeviceLoop_Stream8" + tail).c_str(),
+                                   loop_sweep<relax::Stencil5<float>, relax::DeviceLoop<relax::TemporalBlock<8, relax::ColumnStream>>>)
+          ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+      if (m == 8)
+        benchmark::RegisterBenchmark(("loop_sweep/TemporalBlock8_stream" + tail).c_str(),
+                                     loop_sweep<relax::Stencil5<float>, relax::TemporalBlock<8, relax::ColumnStream>>)
+            ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+    }
+  for (std::int64_t n : {2048, 4096, 16384})
+    for (std::int64_t r : {1, 10, 100}) {
+      if (n == 16384 && r == 100) continue;  // as Sync: 12 s a run
+      register_solve<relax::DeviceLoop<relax::TemporalBlock<8, relax::ColumnStream>>>("DeviceLoop_Stream8", n, r);
+      if (r != 10 || n == 2048) register_solve<relax::TemporalBlock<8, relax::ColumnStream>>("TemporalBlock8_stream", n, r);
+    }
+  register_solve<relax::DeviceLoop<relax::TemporalBlock<4, relax::ColumnStream>>, S3>("DeviceLoop_Stream4", 256, 10);
   for (std::int64_t per_sm : {1, 0}) {
     const std::string tail = "/blocks_per_sm:" + std::string(per_sm ? "1" : "all");
     benchmark::RegisterBenchmark(("grid_barrier/relax" + tail).c_str(), grid_barrier<true>)

@@ -131,7 +131,7 @@ def figures(rows, runs):
             f[f"device_loop_over_sync_time_r10_N{n}"] = round(sync["real_time"] / row["real_time"], 2)
     # persistent_over_best: the best launch-based time over the best device-loop time, both
     # from the run of the newest device-loop row (a ratio above 1: the device loop is faster).
-    for n in (256, 512, 1024, 16384):
+    for n in (256, 512, 1024, 2048, 4096, 16384):
         loops = [row for name, row in rows.items()
                  if re.fullmatch(rf"diffusion_solve/DeviceLoop_\w+/r:10/N:{n}", name)]
         if not loops:

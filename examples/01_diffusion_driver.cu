@@ -81,7 +81,7 @@ relax::RunReport run_gpu_depth(const Options& o) {
 }
 
 template <int D, class Shape>
-using OnChipLoop = relax::DeviceLoop<relax::TemporalBlock<D, Shape>>;
+using OnChipLoop = relax::DeviceLoop<relax::TemporalBlock<D, Shape>>;  // on chip, or streamed
 
 // Exact temporal blocking streams through registers, in 2D and 3D (in 3D to D = 5 on an H200).
 template <class S>
@@ -90,6 +90,7 @@ relax::RunReport run_gpu_stencil(const Options& o) {
     case StrategyName::temporal: return run_gpu_depth<S, relax::TemporalBlock, relax::ColumnStream>(o);
     case StrategyName::device_loop: return run_gpu<S, relax::DeviceLoop<relax::Sync>>(o);
     case StrategyName::on_chip: return run_gpu_depth<S, OnChipLoop, relax::OnChip>(o);
+    case StrategyName::device_stream: return run_gpu_depth<S, OnChipLoop, relax::ColumnStream>(o);
     case StrategyName::blockasync: return run_gpu_depth<S, relax::BlockAsync, relax::Tile<32, 8>>(o);
     case StrategyName::automatic: return run_gpu<S, relax::Auto>(o);
     default: return run_gpu<S, relax::Sync>(o);

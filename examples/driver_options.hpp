@@ -17,7 +17,7 @@ namespace relax::driver {
 
 enum class Backend { automatic, gpu, cpu };
 enum class Precision { float32, float64 };
-enum class StrategyName { automatic, sync, temporal, blockasync, device_loop, on_chip };
+enum class StrategyName { automatic, sync, temporal, blockasync, device_loop, on_chip, device_stream };
 
 inline const char* to_string(StrategyName s) {
   switch (s) {
@@ -27,6 +27,7 @@ inline const char* to_string(StrategyName s) {
     case StrategyName::blockasync: return "blockasync";
     case StrategyName::device_loop: return "device-loop";
     case StrategyName::on_chip: return "on-chip";
+    case StrategyName::device_stream: return "device-stream";
   }
   return "?";
 }
@@ -62,8 +63,11 @@ inline const char* usage() {
          "                     sweeps per pass) | device-loop (Sync's sweeps, the solve's loop and\n"
          "                     its checks in one GPU kernel) | on-chip (the loop in one kernel, every\n"
          "                     tile kept in shared memory, D exact sweeps per halo exchange, all\n"
-         "                     steps in one launch; grids up to about 1400^2 points) (default auto)\n"
-         "  --depth D          D for temporal, blockasync and on-chip: 1, 2, 4 or 8 (default 4)\n"
+         "                     steps in one launch; grids up to about 1400^2 points) | device-stream\n"
+         "                     (the loop in one kernel, temporal's stream of D exact sweeps per\n"
+         "                     pass; any grid) (default auto)\n"
+         "  --depth D          D for temporal, blockasync, on-chip and device-stream: 1, 2, 4 or 8\n"
+         "                     (default 4; 3D streams: at most 5 on an H200)\n"
          "  --checks C         blocking | overlapped (sweep on while rho travels; default blocking)\n"
          "  --backend B        auto | gpu | cpu (default auto: the GPU if one is present)\n"
          "  --threads P        reference backend threads, 0 = all (default 0)\n"
@@ -136,7 +140,8 @@ inline Options parse(const std::vector<std::string>& args) {
       else if (v == "blockasync") o.strategy = StrategyName::blockasync;
       else if (v == "device-loop") o.strategy = StrategyName::device_loop;
       else if (v == "on-chip") o.strategy = StrategyName::on_chip;
-      else throw invalid_argument(opt, v, "auto, sync, temporal, blockasync, device-loop or on-chip");
+      else if (v == "device-stream") o.strategy = StrategyName::device_stream;
+      else throw invalid_argument(opt, v, "auto, sync, temporal, blockasync, device-loop, on-chip or device-stream");
     }
     else if (opt == "--checks") {
       if (v == "blocking") o.solve.checks = CheckMode::blocking;

@@ -1,5 +1,5 @@
-// The device loops (`DeviceLoop<Sync>` and the on-chip `DeviceLoop<TemporalBlock<D, OnChip>>`:
-// one cooperative kernel per solve, the convergence check and the stop decision on the device)
+// The device loops (`DeviceLoop<Sync>`, the on-chip `DeviceLoop<TemporalBlock<D, OnChip>>` and the
+// streamed `DeviceLoop<TemporalBlock<D, ColumnStream>>`: one cooperative kernel per solve, the convergence check and the stop decision on the device)
 // against the host loop of `Sync` with blocking checks:
 // the same statuses, sweeps, checks, ρ (per check, too) and final bits, on the ten-step problem
 // in 2D and 3D, rectangular and degenerate boxes, the sweep cap and a non-finite residual; and a
@@ -29,6 +29,8 @@ namespace {
 using OnDevice = relax::DeviceLoop<relax::Sync>;
 template <int D>
 using OnChip = relax::DeviceLoop<relax::TemporalBlock<D, relax::OnChip>>;
+template <int D>
+using Streamed = relax::DeviceLoop<relax::TemporalBlock<D, relax::ColumnStream>>;
 
 // The run of `p` with `Loop` (all steps in one launch where it can, unless `launch` says
 // otherwise) against Sync's host loop, one solve per step.
@@ -79,7 +81,7 @@ void check_random_solve(const Extents& e, const S& s, const relax::SolveOptions&
 }  // namespace
 
 TEMPLATE_TEST_CASE("the device loop equals Sync's host loop on the ten-step problem, 2D", "[device_loop][diffusion]",
-                   OnDevice, OnChip<4>) {
+                   OnDevice, OnChip<4>, Streamed<8>) {
   const double r = GENERATE(1.0, 10.0, 100.0);
   const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
   // (The diffusion problem needs N >= 3; 1 × 1 and 2 × 2 boxes are in the random-data test below.)
@@ -213,8 +215,31 @@ TEST_CASE("the device loop equals Sync's host loop beyond the L2 and in 3D", "[d
   check_same_as_host_loop<relax::Stencil5<double>>(relax::testing::diffusion_params(70, 10.0, src, 3));
 }
 
+TEST_CASE("the streamed device loop equals Sync's host loop beyond the L2, in 3D, at other depths and in float64",
+          "[device_loop][diffusion][3d][streamed]") {
+  const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
+  check_same_as_host_loop<relax::Stencil5<float>, Streamed<8>>(relax::testing::diffusion_params(4099, 1.0, src, 2));
+  check_same_as_host_loop<relax::Stencil5<float>, Streamed<8>>(box(2100, 3, 0, 10.0, src, 3));  // one-row segments' worth
+  check_same_as_host_loop<relax::Stencil5<float>, Streamed<3>>(box(1000, 70, 0, 10.0, src, 3), 5);  // passes of 3 and 2
+  check_same_as_host_loop<relax::Stencil5<double>, Streamed<8>>(relax::testing::diffusion_params(257, 10.0, src, 3));
+  for (double r : {1.0, 10.0, 100.0}) {
+    check_same_as_host_loop<relax::Stencil7<float>, Streamed<4>>(box(33, 17, 9, r, src));
+    check_same_as_host_loop<relax::Stencil7<float>, Streamed<2>>(box(40, 40, 40, r, src, 3));
+  }
+  check_same_as_host_loop<relax::Stencil7<double>, Streamed<4>>(box(70, 33, 20, 10.0, src, 3));
+}
+
+TEST_CASE("the streamed device loop refuses a 3D depth whose plane queue does not fit", "[device_loop][validation][streamed]") {
+  const Extents e(20, 20, 20);
+  relax::Solver<relax::Stencil7<float>, Streamed<8>, relax::Fixed> solver(e, relax::Stencil7<float>(1.0));
+  DeviceGrid<float> u(e);
+  const DeviceGrid<float> b(e);
+  CHECK_THROWS_AS(solver.solve(u, b), relax::invalid_argument);
+  CHECK_THROWS_WITH(solver.solve(u, b), Catch::Contains("plane queue") && Catch::Contains("at most"));
+}
+
 TEMPLATE_TEST_CASE("the device loop on degenerate boxes, with the cap, a history and other M", "[device_loop][sanitize]",
-                   OnDevice, OnChip<4>, OnChip<3>, OnChip<8>) {
+                   OnDevice, OnChip<4>, OnChip<3>, OnChip<8>, Streamed<4>, Streamed<3>) {
   relax::SolveOptions options;
   options.record_history = true;
   for (const Extents& e : {Extents(1, 1), Extents(1, 57), Extents(57, 1), Extents(2, 2), Extents(129, 3)})
@@ -230,7 +255,7 @@ TEMPLATE_TEST_CASE("the device loop on degenerate boxes, with the cap, a history
 }
 
 TEMPLATE_TEST_CASE("a non-finite residual stops the device loop as it stops the host loop", "[device_loop][sanitize]",
-                   OnDevice, OnChip<4>) {
+                   OnDevice, OnChip<4>, Streamed<8>) {
   const Extents e(40, 30);
   HostGrid<float> u(e), b(e);
   b(10, 10) = std::numeric_limits<float>::quiet_NaN();
@@ -244,7 +269,7 @@ TEMPLATE_TEST_CASE("a non-finite residual stops the device loop as it stops the 
 }
 
 TEMPLATE_TEST_CASE("the device loop's batch sweeps equal Sync's sweeps", "[device_loop][sanitize]", OnDevice, OnChip<4>,
-                   OnChip<3>, OnChip<8>) {
+                   OnChip<3>, OnChip<8>, Streamed<4>, Streamed<3>) {
   for (const Extents& e : {Extents(1, 1), Extents(70, 1000), Extents(33, 17, 5)}) {
     HostGrid<float> u(e), b(e);
     relax::testing::fill_random(u, 7, 0.0, 10.0);
@@ -265,7 +290,7 @@ TEMPLATE_TEST_CASE("the device loop's batch sweeps equal Sync's sweeps", "[devic
 }
 
 TEMPLATE_TEST_CASE("a grid barrier that cannot complete ends with an error naming the kernel, not a hang",
-                   "[device_loop][validation]", OnDevice, OnChip<4>) {
+                   "[device_loop][validation]", OnDevice, OnChip<4>, Streamed<8>) {
   const Extents e(300, 200);
   HostGrid<float> u(e), b(e);
   relax::testing::fill_random(b, 3);
@@ -280,10 +305,12 @@ TEMPLATE_TEST_CASE("a grid barrier that cannot complete ends with an error namin
   relax::DeviceLoopWorkspace<float> workspace;
   const relax::Stencil5<float> s(1.0);
   auto run = [&] { return relax::Sweeper<TestType>::solve(s, du, scratch, db, plan, workspace, false, stream); };
-  const char* kernel = std::is_same_v<TestType, OnDevice> ? "persistent_sync_kernel" : "on_chip_kernel";
+  const char* kernel = std::is_same_v<TestType, OnDevice>      ? "persistent_sync_kernel"
+                       : std::is_same_v<TestType, Streamed<8>> ? "persistent_stream_kernel"
+                                                               : "on_chip_kernel";
   CHECK_THROWS_AS(run(), relax::device_loop_error);
   CHECK_THROWS_WITH(run(), Catch::Contains(kernel) && Catch::Contains("did not complete"));
-  if constexpr (!std::is_same_v<TestType, OnDevice>) {
+  if constexpr (std::is_same_v<TestType, OnChip<4>>) {
     // A tile that never raises its flag: its neighbours' waits time out, and every block leaves.
     plan.absent_blocks = 0;
     plan.silent_tile = 0;

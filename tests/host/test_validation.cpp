@@ -114,6 +114,7 @@ TEST_CASE("driver options: defaults, values and errors", "[validation][driver]")
   CHECK(relax::driver::parse({"--strategy", "sync"}).strategy == relax::driver::StrategyName::sync);
   CHECK(relax::driver::parse({"--strategy", "device-loop"}).strategy == relax::driver::StrategyName::device_loop);
   CHECK(relax::driver::parse({"--strategy", "on-chip"}).strategy == relax::driver::StrategyName::on_chip);
+  CHECK(relax::driver::parse({"--strategy", "device-stream"}).strategy == relax::driver::StrategyName::device_stream);
   CHECK(rejected_option({"--checks", "sometimes"}) == "--checks");
   CHECK(rejected_option({"--strategy", "async"}) == "--strategy");
   CHECK(rejected_option({"--depth", "3"}) == "--depth");

@@ -87,6 +87,18 @@ inline std::int64_t plane_segments(std::int64_t tiles, std::int64_t nz, int dept
   return best;
 }
 
+//! The 3D stream's loads are aligned vectors: the interior of every row starts 16 bytes aligned,
+//! and a row's lead padding holds the ghost columns left of point 0 (what `GridLayout::of` makes).
+template <int D, class T>
+void require_plane_stream_layout(const DeviceGrid<T>& u, const DeviceGrid<T>& out, const DeviceGrid<T>& b) {
+  const Shape g = shape_of(u.layout());
+  for (const DeviceGrid<T>* grid : {&u, &b, &out})
+    require(reinterpret_cast<std::uintptr_t>(grid->origin() + 1) % 16 == 0 &&
+                g.pitch % Lane<T>::width == 0 && g.plane % Lane<T>::width == 0 &&
+                grid->layout().lead >= plane_ghost_columns<D, T> - 1,
+            "layout", g.pitch, "rows whose interior starts 16-byte aligned (GridLayout::of)");
+}
+
 template <int D, class S, class T>
 void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out, const DeviceGrid<T>& b,
                          cudaStream_t stream) {
@@ -95,13 +107,7 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
   const std::int64_t tiles_y = tile_count(g.ny, plane_rows_kept<D>);
   require(tiles_x <= 2147483647 && tiles_y <= 65535, "nx, ny", g.nx * g.ny,
           "a plane whose streamed tiles fit in one launch");
-  // Aligned vectors: the interior of every row starts 16 bytes aligned, and a row's lead padding
-  // holds the ghost columns left of point 0 (what `GridLayout::of` makes).
-  for (const DeviceGrid<T>* grid : {&u, &b, static_cast<const DeviceGrid<T>*>(&out)})
-    require(reinterpret_cast<std::uintptr_t>(grid->origin() + 1) % 16 == 0 &&
-                g.pitch % Lane<T>::width == 0 && g.plane % Lane<T>::width == 0 &&
-                grid->layout().lead >= plane_ghost_columns<D, T> - 1,
-            "layout", g.pitch, "rows whose interior starts 16-byte aligned (GridLayout::of)");
+  require_plane_stream_layout<D>(u, out, b);
   auto kernel = plane_stream_kernel<D, S, T>;
   const std::size_t bytes = plane_stream_shared_bytes<T>(D);
   require(bytes <= shared_bytes_limit(), "D", D, "a depth whose plane queue fits in shared memory");

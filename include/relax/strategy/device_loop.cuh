@@ -10,6 +10,11 @@
 //! their tiles into one of three norm slots, meet again, and each block reads the slot and takes
 //! the same stop decision (`StopCriterion::decide` on the same double).
 //!
+//! `DeviceLoop<TemporalBlock<D, ColumnStream>>` (`persistent_stream_kernel`): the grid is as many
+//! blocks as can be resident, at most one per work item of the column stream; each pass of up
+//! to D exact sweeps streams every item (`stream_strip` in 2D, `stream_planes` in 3D), the blocks
+//! meet at the grid barrier after every pass, and checks go as in the Sync loop.
+//!
 //! `DeviceLoop<TemporalBlock<D, OnChip>>` (`on_chip_kernel`): one block per tile, the tile kept
 //! in shared memory (`agent/resident_tile.cuh`); batches of up to D sweeps between halo
 //! exchanges ordered by per-tile flags; the grid barrier only at checks, split so that one batch
@@ -37,6 +42,7 @@
 #include <relax/domain/device_grid.hpp>
 #include <relax/primitives/grid_barrier.cuh>
 #include <relax/primitives/max_norm.cuh>
+#include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/device_loop.hpp>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/traits.hpp>
@@ -47,6 +53,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace relax {
 
@@ -232,6 +239,104 @@ __global__ void __launch_bounds__(BlockX* BlockY)
     if (!ok || loop.reason != StopReason::go_on) break;
   }
   loop.report(loop.sweeps, sweeps % 2 != 0);  // each sweep exchanged src and dst
+}
+
+//! The blocks of the streamed device loop: rank 2, warps of strips side by side; rank 3, one warp
+//! per row of the streamed tile (the launch-based kernels' blocks).
+template <int Rank>
+inline constexpr int stream_block_y = Rank == 2 ? stream_warps_per_block : plane_stream_rows;
+
+//! Calls `f(std::integral_constant<int, d>{})` for the depth `d` (1 ≤ d ≤ D) known only at run
+//! time: a pass shallower than D (the cap's remainder, or checks more often than every D sweeps)
+//! runs the column stream of its own depth.
+template <int K, int D, class F>
+__device__ __forceinline__ void with_depth(int d, F&& f) {
+  if (d == K) f(std::integral_constant<int, K>{});
+  else if constexpr (K < D) with_depth<K + 1, D>(d, f);
+}
+
+//! The work items of one streamed pass of depth `d` over `g`, `segment` rows (2D) or planes (3D)
+//! long: rank 2, groups of strips (one block's warps) × row segments; rank 3, (x, y) tiles ×
+//! plane segments.
+template <int Rank, int d, class T>
+__device__ __forceinline__ std::int64_t stream_items(const Shape& g, std::int64_t segment) {
+  if constexpr (Rank == 2)
+    return tile_count(tile_count(g.nx, strip_kept<d, T>), stream_warps_per_block) * tile_count(g.ny, segment);
+  else
+    return tile_count(g.nx, plane_columns_kept<d, T>) * tile_count(g.ny, plane_rows_kept<d>) * tile_count(g.nz, segment);
+}
+
+//! Block-level: work item `item` of a streamed pass of depth `d` (see `stream_items`): d exact
+//! sweeps of its part of u into `out`, as the launch-based kernels do it.
+template <int Rank, int d, class S, class T>
+__device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, const T* __restrict__ b, const Shape& g,
+                                            std::int64_t segment, std::int64_t item, Lane<T>* queue) {
+  if constexpr (Rank == 2) {
+    const std::int64_t groups = tile_count(tile_count(g.nx, strip_kept<d, T>), stream_warps_per_block);
+    const std::int64_t strip = item % groups * stream_warps_per_block + threadIdx.y;
+    const std::int64_t x0 = strip * strip_kept<d, T> + 1 - d;
+    const std::int64_t y0 = item / groups * segment + 1;
+    if (x0 + d > g.nx) return;  // a warp past the last strip (warps work alone in 2D)
+    stream_strip<d>(s, u, out, b, g, x0, y0, min(y0 + segment, g.ny + 1), threadIdx.x);
+  } else {
+    const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<d, T>);
+    const std::int64_t tiles_y = tile_count(g.ny, plane_rows_kept<d>);
+    const std::int64_t x0 = item % tiles_x * plane_columns_kept<d, T> + 1 - plane_ghost_columns<d, T>;
+    const std::int64_t y0 = item / tiles_x % tiles_y * plane_rows_kept<d> + 1 - d;
+    const std::int64_t z0 = item / (tiles_x * tiles_y) * segment + 1;
+    stream_planes<d>(s, u, out, b, g, x0, y0, z0, min(z0 + segment, g.nz + 1), threadIdx.x, threadIdx.y, queue);
+    __syncthreads();  // the next item refills the queue
+  }
+}
+
+//! The streamed device loop: every resident block takes the work items of the column stream in
+//! turn (item = block, block + grid, ...), a pass of up to D exact sweeps each, and all blocks
+//! meet at the grid barrier after every pass (the next pass reads the edges of other blocks'
+//! items). Every M sweeps they fold the residual (the Sync walk's tiles, in blocks of this
+//! shape) into a norm slot and decide as `persistent_sync_kernel` does. The passes between two
+//! checks are of depth D and one remainder, so the iterates are those of M Sync sweeps.
+template <int Rank, int D, class S, class T>
+__global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? 0 : 1)
+    persistent_stream_kernel(S s, T* u, T* w, const T* __restrict__ b, Shape g, std::int64_t segment,
+                             DeviceLoopPlan plan, DeviceLoopState<T>* state, DeviceLoopStepReport<T>* reports,
+                             arith::bits_t<T>* history) {
+  extern __shared__ __align__(16) unsigned char queue_bytes[];  // 3D: the plane queue
+  Lane<T>* const queue = reinterpret_cast<Lane<T>*>(queue_bytes);
+  constexpr int BlockY = stream_block_y<Rank>;
+  constexpr int Rows = Rank == 2 ? 8 : 4;  // rows (planes) a thread walks in the residual
+  DeviceLoopCounters<T> loop(plan, state, reports, history);
+  const std::int64_t residual_x = tile_count(g.nx, 32 * Vec16<T>::width);
+  const std::int64_t residual_work = residual_x * walk_tiles<BlockY, Rows, Rank>(g);
+  T* src = u;
+  T* dst = w;
+  bool in_scratch = false;
+  bool ok = true;
+  while (ok) {
+    const std::int64_t period = loop.period();
+    for (std::int64_t done = 0; done < period && ok;) {
+      const int d = static_cast<int>(min(static_cast<std::int64_t>(D), period - done));
+      with_depth<1, D>(d, [&](auto depth) {
+        constexpr int dd = decltype(depth)::value;
+        const std::int64_t items = stream_items<Rank, dd, T>(g, segment);
+        for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x)
+          stream_item<Rank, dd>(s, src, dst, b, g, segment, item, queue);
+      });
+      T* const swap = src;
+      src = dst;
+      dst = swap;
+      in_scratch = !in_scratch;
+      loop.sweeps += d;
+      done += d;
+      ok = loop.barrier.arrive_and_wait();  // the next pass, or the residual, reads every block's points
+    }
+    if (!ok || plan.check_every == 0) break;
+    arith::bits_t<T> best = 0;
+    for (std::int64_t item = blockIdx.x; item < residual_work; item += gridDim.x)
+      fold_tile_residual<32, BlockY, Rows>(best, item % residual_x, item / residual_x, s, src, b, g);
+    ok = loop.template check<32, BlockY>(best);
+    if (!ok || loop.reason != StopReason::go_on) break;
+  }
+  loop.report(loop.sweeps, in_scratch);
 }
 
 //! The flags of the on-chip device loop: tile t's word holds the number of batches whose frame
@@ -637,6 +742,94 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>>
     workspace.reset(stream);
     detail::launch_cooperative(kernel, dim3(blocks), dim3(BlockX, BlockY), 0, stream, s, u.origin(), scratch.origin(),
                                b.origin(), g, plan, workspace.state(), workspace.reports(), workspace.history());
+  }
+};
+
+//! The streamed device loop: the column stream of `TemporalBlock<D, ColumnStream>` inside one
+//! cooperative launch, as many blocks as can be resident (at most one per work item), the rows
+//! (2D) or planes (3D) split into segments so that the items of a pass fill the resident blocks
+//! about once (fewer segments, fewer warm-up rows).
+template <int D>
+struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
+    : detail::DeviceLoopBatches<Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>> {
+  template <class S, class T>
+  static void preload() {
+    cudaFuncAttributes attributes{};
+    RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel<S, T>()));
+  }
+
+  //! Runs the device loop of `plan` on `u` (the iterate ends in `u`, its storage exchanged with
+  //! `scratch` after an odd number of passes) and returns its report.
+  //! \throws relax::invalid_argument in 3D when the plane queue of depth D does not fit in a
+  //!         block's shared memory; relax::unavailable_error without cooperative launch;
+  //!         relax::device_loop_error when a grid barrier did not complete.
+  template <class S, class T>
+  static detail::DeviceLoopResult solve(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
+                                        const detail::DeviceLoopPlan& plan, DeviceLoopWorkspace<T>& workspace,
+                                        bool with_history, cudaStream_t stream) {
+    detail::require_device_loop_call<S>(u, scratch, b);
+    detail::require(!plan.rhs_on_device, "plan.rhs_on_device", "true",
+                    "false: DeviceLoop<TemporalBlock<D, ColumnStream>> takes ||b|| from the plan");
+    detail::require(plan.steps == 1, "plan.steps", plan.steps,
+                    "1: DeviceLoop<TemporalBlock<D, ColumnStream>> runs one solve per launch");
+    const detail::Shape g = detail::shape_of(u.layout());
+    auto k = kernel<S, T>();
+    const std::size_t bytes = S::rank == 3 ? detail::plane_stream_shared_bytes<T>(D) : 0;
+    if constexpr (S::rank == 3) {
+      cudaFuncAttributes attributes{};
+      RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, k));
+      if (bytes + attributes.sharedSizeBytes > detail::shared_bytes_limit())
+        throw invalid_argument("D", std::to_string(D),
+                               "a depth whose plane queue fits in a block's shared memory (DeviceLoop<TemporalBlock<D, "
+                               "ColumnStream>> in 3D: D = " +
+                                   std::to_string(Sweeper<TemporalBlock<D, ColumnStream>>::template deepest_depth<S, T>()) +
+                                   " at most on this device)");
+      detail::require_plane_stream_layout<D>(u, scratch, b);
+      if (bytes > 48 * 1024)
+        RELAX_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    }
+    int per_sm = 0;
+    RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads<S>, bytes));
+    detail::require(per_sm >= 1, "D", D, "a depth whose stream block fits on an SM");
+    const std::int64_t resident = static_cast<std::int64_t>(per_sm) * current_sm_count();
+    const auto [segment, items] = work<S, T>(g, resident);
+    const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(items, resident)));
+    workspace.reset(stream);
+    detail::launch_cooperative(k, dim3(blocks), dim3(32, detail::stream_block_y<S::rank>), bytes, stream, s,
+                               u.origin(), scratch.origin(), b.origin(), g, segment, plan, workspace.state(),
+                               workspace.reports(), workspace.history());
+    const detail::DeviceLoopResult result =
+        detail::read_device_loop(workspace, with_history, plan, "persistent_stream_kernel: a grid barrier", stream);
+    if (result.in_scratch) u.swap(scratch);
+    return result;
+  }
+
+  //! The segment length (rows in 2D, planes in 3D) of a pass of depth D over `g` with `resident`
+  //! blocks, and the pass's work items: 2D, as many row segments as fill the resident blocks once
+  //! with the strip groups, each at least 4 D rows long; 3D, `plane_segments`' choice.
+  template <class S, class T>
+  static std::pair<std::int64_t, std::int64_t> work(const detail::Shape& g, std::int64_t resident) {
+    if constexpr (S::rank == 2) {
+      const std::int64_t groups =
+          detail::tile_count(detail::tile_count(g.nx, detail::strip_kept<D, T>), detail::stream_warps_per_block);
+      const std::int64_t segments =
+          std::clamp<std::int64_t>(resident / groups, 1, std::max<std::int64_t>(1, g.ny / (4 * D)));
+      const std::int64_t segment = detail::tile_count(g.ny, segments);
+      return {segment, groups * detail::tile_count(g.ny, segment)};
+    } else {
+      const std::int64_t tiles = detail::tile_count(g.nx, detail::plane_columns_kept<D, T>) *
+                                 detail::tile_count(g.ny, detail::plane_rows_kept<D>);
+      const std::int64_t segment = detail::tile_count(g.nz, detail::plane_segments(tiles, g.nz, D, resident));
+      return {segment, tiles * detail::tile_count(g.nz, segment)};
+    }
+  }
+
+ private:
+  template <class S>
+  static constexpr int threads = 32 * detail::stream_block_y<S::rank>;
+  template <class S, class T>
+  static auto kernel() {
+    return detail::persistent_stream_kernel<S::rank, D, S, T>;
   }
 };
 

@@ -18,6 +18,11 @@
 //!   chip: one tile per SM, its region (tile and halo: three arrays of T and a byte per cell)
 //!   in the shared memory of a block (about 1400² float points on an H200 at D = 4); a larger
 //!   grid is refused with a message.
+//! - `TemporalBlock<D, ColumnStream>`: the column stream of the launch-based strategy (2D: a warp
+//!   streams a strip of columns down a segment of rows; 3D: a block streams an (x, y) tile down a
+//!   segment of planes) run by every resident block over the work items, D exact sweeps per
+//!   pass and a grid barrier between passes; any grid (the one beyond the chip). In 3D the plane
+//!   queue of depth D must fit in a block's shared memory (D ≤ 5 on an H200).
 //! The controller must be one that decides on the device: `Fixed`.
 
 #include <relax/config.hpp>
@@ -38,14 +43,19 @@ template <class S>
 struct is_on_chip : std::false_type {};
 template <int D>
 struct is_on_chip<TemporalBlock<D, OnChip>> : std::true_type {};
+template <class S>
+struct is_streamed : std::false_type {};
+template <int D>
+struct is_streamed<TemporalBlock<D, ColumnStream>> : std::bool_constant<D != dynamic> {};
 }  // namespace detail
 
 template <class Inner = Sync>
 struct DeviceLoop {
-  static_assert(detail::is_sync_tile<Inner>::value || detail::is_on_chip<Inner>::value,
-                "relax::DeviceLoop<Inner>: the inner schedule must be Sync, SyncTile<X, Y, Rows> or "
-                "TemporalBlock<D, OnChip> (BlockAsync and streamed temporal blocking inside the "
-                "device loop are not built yet)");
+  static_assert(detail::is_sync_tile<Inner>::value || detail::is_on_chip<Inner>::value ||
+                    detail::is_streamed<Inner>::value,
+                "relax::DeviceLoop<Inner>: the inner schedule must be Sync, SyncTile<X, Y, Rows>, "
+                "TemporalBlock<D, OnChip> or TemporalBlock<D, ColumnStream> with a fixed D (BlockAsync "
+                "inside the device loop is not built yet)");
   // Instantiates the inner tag, so its own checks (TemporalBlock<D, OnChip>: D from 1 to 8) run.
   static_assert(Inner::exact, "relax::DeviceLoop<Inner>: the inner schedule must be exact");
   static constexpr bool exact = Inner::exact;
