@@ -219,7 +219,7 @@ TEST_CASE("the streamed device loop equals Sync's host loop beyond the L2, in 3D
           "[device_loop][diffusion][3d][streamed]") {
   const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
   check_same_as_host_loop<relax::Stencil5<float>, Streamed<8>>(relax::testing::diffusion_params(4099, 1.0, src, 2));
-  check_same_as_host_loop<relax::Stencil5<float>, Streamed<8>>(box(2100, 3, 0, 10.0, src, 3));  // one-row segments' worth
+  check_same_as_host_loop<relax::Stencil5<float>, Streamed<8>>(box(2100, 3, 0, 10.0, src, 3));  // one segment, many strips
   check_same_as_host_loop<relax::Stencil5<float>, Streamed<3>>(box(1000, 70, 0, 10.0, src, 3), 5);  // passes of 3 and 2
   check_same_as_host_loop<relax::Stencil5<double>, Streamed<8>>(relax::testing::diffusion_params(257, 10.0, src, 3));
   for (double r : {1.0, 10.0, 100.0}) {
@@ -232,8 +232,10 @@ TEST_CASE("the streamed device loop equals Sync's host loop beyond the L2, in 3D
 TEST_CASE("the streamed device loop refuses a 3D depth whose plane queue does not fit", "[device_loop][validation][streamed]") {
   const Extents e(20, 20, 20);
   relax::Solver<relax::Stencil7<float>, Streamed<8>, relax::Fixed> solver(e, relax::Stencil7<float>(1.0));
+  HostGrid<float> host_b(e);
+  relax::testing::fill_random(host_b, 11);  // b = 0 would end the solve before the launch
   DeviceGrid<float> u(e);
-  const DeviceGrid<float> b(e);
+  const DeviceGrid<float> b = relax::to_device(host_b, solver.stream());
   CHECK_THROWS_AS(solver.solve(u, b), relax::invalid_argument);
   CHECK_THROWS_WITH(solver.solve(u, b), Catch::Contains("plane queue") && Catch::Contains("at most"));
 }

@@ -8,8 +8,8 @@
 //! - `finish_sum` / `finish_dot`: the last block to arrive adds every block's partial and hands
 //!   the total on (one kernel per reduction, no second launch);
 //! - `finish_sums2`: two sums through one arrival (a fused multi-dot's last step);
-//! - `ordered_sum`: every warp of every block adds the partials itself in one fixed order, after
-//!   a grid-wide barrier (persistent kernels, where all blocks must take the same decision).
+//! - `ordered_sum`: every block adds the partials itself, after a grid-wide barrier (persistent
+//!   kernels, where all blocks must take the same decision).
 
 #include <cub/block/block_reduce.cuh>
 #include <cuda/atomic>
@@ -75,23 +75,23 @@ __device__ void finish_sums2(double first, double second, double* partials, unsi
   });
 }
 
-//! The sum over a warp of each lane's `v`, in every lane: a butterfly of `__shfl_xor_sync`, so
-//! every lane adds the same pairs in the same tree (a + b and b + a are the same bits) and every
-//! warp that holds the same values gets the same total.
-__device__ __forceinline__ double warp_all_sum(double v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
+//! Thread 0's `v`, in every thread of the block (block-level).
+template <class V>
+__device__ V from_thread0(const V& v) {
+  __shared__ V slot;
+  if (threadIdx.x == 0) slot = v;
+  __syncthreads();
+  const V out = slot;
+  __syncthreads();  // `slot` is reused by the next call
+  return out;
 }
 
-//! Sum of `count` partials in a fixed order, the same in every thread of every block that calls
-//! it (after a grid barrier): each warp reads all of them (lane l adds partials l, l + 32, ... in
-//! turn) and adds its lanes' sums by `warp_all_sum`, so no block-wide barrier is needed. Reads
-//! through L2: the partials were written by other SMs.
+//! Sum of `count` partials in index order, the same in every block that calls it (after a grid
+//! barrier). Reads through L2: the partials were written by other SMs.
 __device__ inline double ordered_sum(const double* partials, unsigned count) {
   double v = 0.0;
-  for (unsigned b = threadIdx.x % 32; b < count; b += 32) v += __ldcg(partials + b);
-  return warp_all_sum(v);
+  for (unsigned b = threadIdx.x; b < count; b += blockDim.x) v += __ldcg(partials + b);
+  return from_thread0(block_sum(v));
 }
 
 //! Two sums carried together (a fused two-term reduction).
@@ -108,15 +108,15 @@ __device__ inline SumPair block_sum2(SumPair v) {
   });
 }
 
-//! `ordered_sum` of two arrays of `count` partials each (`first`, `second`), their loads issued
-//! together: every thread gets the same two totals. Call after a grid-wide barrier.
+//! `ordered_sum` of two arrays of `count` partials each (`first`, `second`) in one block
+//! reduction: every block gets the same two totals. Call after a grid-wide barrier.
 __device__ inline SumPair ordered_sum2(const double* first, const double* second, unsigned count) {
   SumPair v;
-  for (unsigned b = threadIdx.x % 32; b < count; b += 32) {
+  for (unsigned b = threadIdx.x; b < count; b += blockDim.x) {
     v.first += __ldcg(first + b);
     v.second += __ldcg(second + b);
   }
-  return {warp_all_sum(v.first), warp_all_sum(v.second)};
+  return from_thread0(block_sum2(v));
 }
 
 }  // namespace relax::detail

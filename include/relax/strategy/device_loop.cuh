@@ -295,8 +295,10 @@ __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, cons
 //! items). Every M sweeps they fold the residual (the Sync walk's tiles, in blocks of this
 //! shape) into a norm slot and decide as `persistent_sync_kernel` does. The passes between two
 //! checks are of depth D and one remainder, so the iterates are those of M Sync sweeps.
+//! In 2D the launch bounds hold the kernel to the launched stream's 128 registers (see
+//! `tuning::stream_loop_blocks_per_sm`); in 3D a block of 24 warps has 85 at most anyway.
 template <int Rank, int D, class S, class T>
-__global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? 0 : 1)
+__global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? tuning::stream_loop_blocks_per_sm : 1)
     persistent_stream_kernel(S s, T* u, T* w, const T* __restrict__ b, Shape g, std::int64_t segment,
                              DeviceLoopPlan plan, DeviceLoopState<T>* state, DeviceLoopStepReport<T>* reports,
                              arith::bits_t<T>* history) {

@@ -20,6 +20,14 @@ inline constexpr int sync_min_blocks_per_sm = 8;
 inline constexpr int stream_warps_per_block = 4;
 inline constexpr long long stream_target_warps = 4096;
 
+//! `DeviceLoop<TemporalBlock<D, ColumnStream>>` in 2D: blocks per SM the kernel is compiled for
+//! (its launch bounds). Left to itself the compiler gives the persistent kernel 195 to 205
+//! registers at D = 8 (the loop's state stays live around the stream), two blocks an SM, and it
+//! measured 0.49× the launched stream at 16384² (ten steps, r = 10; 2026-12-01, first run of
+//! bench `diffusion_solve/DeviceLoop_Stream8`); four blocks (128 registers, as the launched
+//! stream at D = 8 has) give it the launched stream's warps.
+inline constexpr int stream_loop_blocks_per_sm = 4;
+
 //! `TemporalBlock<D, ColumnStream>` in 3D: warps per block, one per row of the streamed tile
 //! (ghost rows included, so 24 − 2D rows are stored). 24 warps of up to 85 registers fill an
 //! SM's register file with one block; the choice follows the register estimate in
