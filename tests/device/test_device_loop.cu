@@ -226,7 +226,18 @@ TEST_CASE("the streamed device loop equals Sync's host loop beyond the L2, in 3D
     check_same_as_host_loop<relax::Stencil7<float>, Streamed<4>>(box(33, 17, 9, r, src));
     check_same_as_host_loop<relax::Stencil7<float>, Streamed<2>>(box(40, 40, 40, r, src, 3));
   }
-  check_same_as_host_loop<relax::Stencil7<double>, Streamed<4>>(box(70, 33, 20, 10.0, src, 3));
+}
+
+TEST_CASE("the streamed device loop refuses float64 in 3D (its iterates were found wrong)",
+          "[device_loop][validation][streamed]") {
+  const Extents e(33, 17, 9);
+  relax::Solver<relax::Stencil7<double>, Streamed<4>, relax::Fixed> solver(e, relax::Stencil7<double>(10.0));
+  HostGrid<double> host_b(e);
+  relax::testing::fill_random(host_b, 13);
+  DeviceGrid<double> u(e);
+  const DeviceGrid<double> b = relax::to_device(host_b, solver.stream());
+  CHECK_THROWS_AS(solver.solve(u, b), relax::unavailable_error);
+  CHECK_THROWS_WITH(solver.solve(u, b), Catch::Contains("float32 only") && Catch::Contains("DeviceLoop<Sync>"));
 }
 
 TEST_CASE("the streamed device loop refuses a 3D depth whose plane queue does not fit", "[device_loop][validation][streamed]") {

@@ -763,7 +763,8 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
   //! Runs the device loop of `plan` on `u` (the iterate ends in `u`, its storage exchanged with
   //! `scratch` after an odd number of passes) and returns its report.
   //! \throws relax::invalid_argument in 3D when the plane queue of depth D does not fit in a
-  //!         block's shared memory; relax::unavailable_error without cooperative launch;
+  //!         block's shared memory; relax::unavailable_error without cooperative launch, and in
+  //!         3D for float64 (not yet right, see below);
   //!         relax::device_loop_error when a grid barrier did not complete.
   template <class S, class T>
   static detail::DeviceLoopResult solve(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
@@ -778,6 +779,14 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
     auto k = kernel<S, T>();
     const std::size_t bytes = S::rank == 3 ? detail::plane_stream_shared_bytes<T>(D) : 0;
     if constexpr (S::rank == 3) {
+      // Found on the H200 (2026-12-01): in 3D, float64, this loop's iterates are wrong (every box
+      // and depth tried: the first step runs to the cap with ρ ≥ 1), where float32 and the
+      // launched 3D stream in float64 are right bit for bit. Refused until the cause is found.
+      if (sizeof(T) != sizeof(float))
+        throw unavailable_error(
+            "DeviceLoop<TemporalBlock<D, ColumnStream>> in 3D runs float32 only for now (its float64 iterates "
+            "were found wrong and the cause is not yet known); use DeviceLoop<Sync> or the launched "
+            "TemporalBlock<D, ColumnStream> for a float64 3D grid");
       cudaFuncAttributes attributes{};
       RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, k));
       if (bytes + attributes.sharedSizeBytes > detail::shared_bytes_limit())
