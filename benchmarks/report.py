@@ -100,8 +100,9 @@ def figures(rows, runs):
         same = runs[row["_file"]].get("sync3d_sweep/Sync/N:512")
         if same:
             f["temporal3d_over_sync3d_sweep_ratio_N512"] = round(gups / same["gups"], 2)
-    solves3d = {m.group(1): row for name, row in rows.items()
-                if (m := re.fullmatch(r"diffusion3d_solve/(\w+)/r:10/N:256", name))}
+    sync3d = rows.get("diffusion3d_solve/Sync/r:10/N:256")
+    solves3d = {m.group(1): row for name, row in (runs[sync3d["_file"]].items() if sync3d else ())
+                if (m := re.fullmatch(r"diffusion3d_solve/(\w+)/r:10/N:256", name))}  # Sync's run only
     if "Sync" in solves3d:
         best = min(row["real_time"] for row in solves3d.values())
         f["best3d_over_sync3d_time_r10_N256"] = round(solves3d["Sync"]["real_time"] / best, 3)
@@ -136,7 +137,8 @@ def figures(rows, runs):
                  if re.fullmatch(rf"diffusion_solve/DeviceLoop_\w+/r:10/N:{n}", name)]
         if not loops:
             continue
-        run = runs[loops[0]["_file"]]
+        order = list(runs)  # the files in the order given, the newest last
+        run = runs[max((row["_file"] for row in loops), key=order.index)]
         same = {m.group(1): row for name, row in run.items()
                 if (m := re.fullmatch(rf"diffusion_solve/(\w+)/r:10/N:{n}", name))}
         device = {k: v for k, v in same.items() if k.startswith("DeviceLoop_")}
