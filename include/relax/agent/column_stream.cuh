@@ -36,7 +36,10 @@ inline constexpr int strip_kept = 32 * Lane<T>::width - 2 * D;
 
 //! Streams the strip whose first loaded column is `x0` down rows [y0, y1) of the 2D box `g`:
 //! level D of those rows is stored in `out`. Called by all 32 lanes of a warp (`lane` = 0..31).
-template <int D, class S, class T>
+//! `ReloadRhs`: level t of row r reads b of row r again (an L1 hit: the warp loaded it t rows
+//! earlier) instead of keeping the last D + 1 rows of b in registers (a third of the registers
+//! at D = 8), for callers that need the registers (the device loop, whose own state stays live).
+template <int D, bool ReloadRhs = false, class S, class T>
 __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u, T* __restrict__ out,
                                              const T* __restrict__ b, const Shape& g, std::int64_t x0,
                                              std::int64_t y0, std::int64_t y1, int lane) {
@@ -86,9 +89,12 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
       for (int q = 0; q < W; ++q) {
         const Neighbours<T, 2> nb{mid[t - 1].v[q], up[t - 1].v[q], next.v[q],
                                   q + 1 < W ? mid[t - 1].v[q + 1] : east, q > 0 ? mid[t - 1].v[q - 1] : west};
-        level.v[q] = update_row && (interior >> q & 1u)
-                         ? s.update(nb, g.point<2>(0, r, x0 + lane * W + q), rhs[t].v[q])
-                         : mid[t - 1].v[q];
+        if (update_row && (interior >> q & 1u)) {
+          const T rhs_q = ReloadRhs ? b_col[r * g.pitch + q] : rhs[t].v[q];
+          level.v[q] = s.update(nb, g.point<2>(0, r, x0 + lane * W + q), rhs_q);
+        } else {
+          level.v[q] = mid[t - 1].v[q];
+        }
       }
       up[t - 1] = mid[t - 1];
       mid[t - 1] = next;
@@ -101,8 +107,10 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
       for (int q = 0; q < W; ++q)
         if (stored >> q & 1u) out[r * g.pitch + x0 + lane * W + q] = next.v[q];
     }
+    if constexpr (!ReloadRhs) {
 #pragma unroll
-    for (int t = D; t > 0; --t) rhs[t] = rhs[t - 1];
+      for (int t = D; t > 0; --t) rhs[t] = rhs[t - 1];
+    }
   }
 }
 

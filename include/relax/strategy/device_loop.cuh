@@ -277,7 +277,7 @@ __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, cons
     const std::int64_t x0 = strip * strip_kept<d, T> + 1 - d;
     const std::int64_t y0 = item / groups * segment + 1;
     if (x0 + d > g.nx) return;  // a warp past the last strip (warps work alone in 2D)
-    stream_strip<d>(s, u, out, b, g, x0, y0, min(y0 + segment, g.ny + 1), threadIdx.x);
+    stream_strip<d, tuning::stream_loop_reloads_rhs>(s, u, out, b, g, x0, y0, min(y0 + segment, g.ny + 1), threadIdx.x);
   } else {
     const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<d, T>);
     const std::int64_t tiles_y = tile_count(g.ny, plane_rows_kept<d>);

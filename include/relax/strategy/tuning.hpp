@@ -27,6 +27,13 @@ inline constexpr long long stream_target_warps = 4096;
 //! bench `diffusion_solve/DeviceLoop_Stream8`); four blocks (128 registers, as the launched
 //! stream at D = 8 has) give it the launched stream's warps.
 inline constexpr int stream_loop_blocks_per_sm = 4;
+//! The streamed device loop reads b again at each level (`stream_strip<D, true>`) instead of
+//! keeping D + 1 rows of it in registers, so the kernel fits its 128 registers.
+#ifdef RELAX_TUNING_STREAM_LOOP_RELOADS_RHS
+inline constexpr bool stream_loop_reloads_rhs = RELAX_TUNING_STREAM_LOOP_RELOADS_RHS;
+#else
+inline constexpr bool stream_loop_reloads_rhs = true;
+#endif
 
 //! `TemporalBlock<D, ColumnStream>` in 3D: warps per block, one per row of the streamed tile
 //! (ghost rows included, so 24 − 2D rows are stored). 24 warps of up to 85 registers fill an
