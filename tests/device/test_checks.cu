@@ -103,9 +103,11 @@ TEST_CASE("Feedback on Adaptive solves the run, blocking and overlapped, in eith
   const auto p = relax::testing::diffusion_params(n, r, relax::Source::gaussian);
   relax::SolveOptions opt;
   opt.checks = mode;
-  // Trials even where a solve takes few checks (r = 1), so that both families run on the GPU.
+  // Trials even where a solve takes few checks (r = 1), so that both families run on the GPU
+  // (and not the on-chip device loop, which these grids fit: the next test).
   relax::Feedback feedback;
   feedback.trial_checks = 0;
+  feedback.device_loop = false;
   relax::Solver<relax::Stencil5<float>, relax::Adaptive, relax::Feedback> solver(
       p.n, relax::Stencil5<float>(p.r), feedback, opt);
   relax::DiffusionState<float> state(p, solver.stream());
@@ -128,6 +130,41 @@ TEST_CASE("Feedback on Adaptive solves the run, blocking and overlapped, in eith
   const double rho = static_cast<double>(relax::reference::residual_norm(s, u, b)) /
                      static_cast<double>(relax::reference::rhs_norm(s, u, b));
   CHECK(rho < (mode == relax::CheckMode::blocking ? 1.001 : 10.0) * opt.tol);
+}
+
+TEST_CASE("Feedback on Adaptive tries the on-chip device loop where the grid fits", "[checks][control][device_loop]") {
+  const std::int64_t n = GENERATE(70, 512);
+  const double r = GENERATE(1.0, 10.0);
+  INFO("N = " << n << ", r = " << r);
+  const auto p = relax::testing::diffusion_params(n, r, relax::Source::gaussian);
+  relax::Solver<relax::Stencil5<float>, relax::Adaptive, relax::Feedback> solver(p.n, relax::Stencil5<float>(p.r));
+  REQUIRE(solver.offers_on_chip());
+  relax::DiffusionState<float> state(p, solver.stream());
+  std::vector<bool> on_chip;
+  const auto run = relax::run_diffusion(solver, state, [&](int, const relax::SolveReport&) {
+    on_chip.push_back(solver.last_solve_on_chip());
+  });
+  REQUIRE(run.steps.size() == static_cast<std::size_t>(p.steps));
+  CHECK(run.converged());
+  for (const auto& s : run.steps) CHECK(s.rho < relax::SolveOptions{}.tol);
+  const relax::Feedback& f = solver.controller();
+  // Solve 1 climbs the exact family; solve 2 is the device loop's trial.
+  CHECK_FALSE(on_chip[0]);
+  CHECK(on_chip[1]);
+  CHECK(f.device_ms_per_sweep() > 0.0);
+  // Chosen (on the H200 it is 2-7x faster than any launch-based strategy here), it ran every
+  // solve after the decision (after the trial, or after a reference solve that decided).
+  if (f.device_loop_chosen()) {
+    const std::size_t from = on_chip[2] ? 2 : 3;
+    for (std::size_t k = from; k < on_chip.size(); ++k) CHECK(on_chip[k]);
+  }
+  // The last iterate solves the last step's system, by the reference backend's residual.
+  const HostGrid<float> u = relax::to_host(state.u(), solver.stream());
+  const HostGrid<float> b = relax::to_host(state.b(), solver.stream());
+  const relax::Stencil5<float> s(p.r);
+  const double rho = static_cast<double>(relax::reference::residual_norm(s, u, b)) /
+                     static_cast<double>(relax::reference::rhs_norm(s, u, b));
+  CHECK(rho < 1.001 * relax::SolveOptions{}.tol);
 }
 
 namespace {

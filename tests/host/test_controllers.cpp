@@ -559,6 +559,7 @@ struct FamilyMachine {
   std::map<int, double> exact_rate, async_rate, factor;
   double check_ms = 0.0;
   double ws_over_l2 = 0.5;
+  double device_rate = 0.0;  // sweeps per millisecond of a whole solve as the device loop; 0: not offered
 };
 
 // In L2 (the H200 at N = 512, r = 10): exact D = 2 is the fastest exact depth. BlockAsync<4>
@@ -577,7 +578,15 @@ Solves family_run(relax::Feedback& c, const FamilyMachine& m, int solves, double
                   double tol = 0.0) {
   Solves out;
   for (int k = 0; k < solves; ++k) {
-    c.begin_solve(relax::SolveContext{false, true, m.ws_over_l2, 0, tol});
+    c.begin_solve(relax::SolveContext{false, true, m.ws_over_l2, 0, tol, m.device_rate > 0});
+    if (c.runs_device_loop()) {  // a whole solve in one launch: recorded as depth 0
+      REQUIRE(m.device_rate > 0);
+      const auto sweeps = static_cast<std::int64_t>(std::ceil(exact_sweeps / 8) * 8);
+      REQUIRE(c.sweeps_before_check() == c.check_interval);
+      out.push_back({FamilyBatch{false, 0, sweeps}});
+      c.observe_device_solve(static_cast<double>(sweeps) / m.device_rate, sweeps, true);
+      continue;
+    }
     std::vector<FamilyBatch> batches;
     std::vector<std::pair<relax::BatchInfo, bool>> in_flight;  // and whether it is timed
     std::int64_t sweeps = 0;
@@ -776,4 +785,67 @@ TEST_CASE("Feedback on Adaptive keeps a trial within timing noise, and drops a d
   CHECK_FALSE(c.asynchronous());
   CHECK(c.depth() == 2);
   CHECK(c.async_gain(4) == 0.0);
+}
+
+TEST_CASE("Feedback on Adaptive sends the run to the device loop where one solve there is faster", "[control]") {
+  const FamilyBatch device{false, 0, 280};
+  for (int lag : {0, 1}) {
+    INFO((lag ? "overlapped" : "blocking") << " checks");
+    // Faster a sweep than the fastest exact depth's sweeps alone (11.5 a millisecond): chosen
+    // after its trial, with no reference solve and no asynchronous trial.
+    FamilyMachine m = in_l2();
+    m.device_rate = 40.0;
+    relax::Feedback c;
+    const Solves run = family_run(c, m, 6, 280.0, lag);
+    CHECK(run[0].back() == FamilyBatch{false, 2, 8});  // solve 1 climbs the exact family
+    for (std::size_t k = 1; k < run.size(); ++k) CHECK(run[k] == std::vector<FamilyBatch>{device});
+    CHECK(c.device_loop_chosen());
+    CHECK(c.device_ms_per_sweep() == Approx(1.0 / 40.0));
+    CHECK(c.async_gain(2) == 0.0);
+  }
+  // Slower than the exact sweeps alone (11.2 against 11.5 a millisecond) but faster than a
+  // launch-based solve, whose checks cost 0.05 ms each: the reference solve decides, for it.
+  FamilyMachine close = in_l2();
+  close.device_rate = 11.2;
+  relax::Feedback c;
+  const Solves run = family_run(c, close, 6, 280.0);
+  CHECK(run[1] == std::vector<FamilyBatch>{device});  // the trial
+  for (const auto& b : run[2]) CHECK(b == FamilyBatch{false, 2, 8});  // the reference
+  for (std::size_t k = 3; k < run.size(); ++k) CHECK(run[k] == std::vector<FamilyBatch>{device});
+  CHECK(c.device_loop_chosen());
+}
+
+TEST_CASE("Feedback on Adaptive goes on without the device loop where it is slower", "[control]") {
+  FamilyMachine m = in_l2();
+  m.device_rate = 5.0;
+  relax::Feedback c;
+  const Solves run = family_run(c, m, 7, 280.0);
+  CHECK(run[1] == std::vector<FamilyBatch>{FamilyBatch{false, 0, 280}});  // the trial
+  for (const auto& b : run[2]) CHECK(b == FamilyBatch{false, 2, 8});     // the reference
+  CHECK_FALSE(c.device_loop_chosen());
+  // Then the asynchronous trials as without it (BlockAsync<2>, then <4>), and no device loop.
+  CHECK(run[3].front() == FamilyBatch{true, 2, 4});
+  CHECK(run[4].front() == FamilyBatch{true, 4, 8});
+  for (const auto& solve : run)
+    if (&solve != &run[1])
+      for (const auto& b : solve) CHECK(b.depth != 0);
+  // Without carry_over (nothing learnt across solves) the device loop is never tried.
+  relax::Feedback fresh;
+  fresh.carry_over = false;
+  FamilyMachine again = in_l2();
+  again.device_rate = 40.0;
+  for (const auto& solve : family_run(fresh, again, 4, 280.0))
+    for (const auto& b : solve) CHECK(b.depth != 0);
+}
+
+TEST_CASE("Feedback never chooses a device-loop trial whose residual was not finite", "[control]") {
+  FamilyMachine m = in_l2();
+  relax::Feedback c;
+  (void)family_run(c, m, 1, 280.0);  // the exact climb
+  c.begin_solve(relax::SolveContext{false, true, 0.5, 0, 0.0, true});
+  REQUIRE(c.runs_device_loop());
+  c.observe_device_solve(1.0, 280, false);
+  CHECK_FALSE(c.device_loop_chosen());
+  c.begin_solve(relax::SolveContext{false, true, 0.5, 0, 0.0, true});
+  CHECK_FALSE(c.runs_device_loop());
 }

@@ -21,7 +21,9 @@
 //! batch is timed). Timing a batch costs host work between a check and the next launch (three
 //! event records and two reads): on the H200, timing every batch made Feedback about 6 points
 //! slower in L2 with blocking checks (`relax::detail::begin_solve`, `relax::detail::notify_launch`,
-//! `relax::detail::times_batch`; docs/performance-notes.md).
+//! `relax::detail::times_batch`; docs/performance-notes.md). On `relax::Adaptive` a controller
+//! may also send whole solves to the on-chip device loop (`runs_device_loop`,
+//! `observe_device_solve`; `relax::detail::chooses_device_loop`).
 
 #include <relax/core/error.hpp>
 #include <relax/core/family.hpp>
@@ -68,6 +70,9 @@ struct SolveContext {
   int max_depth = 0;
   //! The solve stops at the first check with ρ below this (`SolveOptions::tol`); 0 where not known.
   double tol = 0.0;
+  //! The solver can run this solve as the on-chip device loop instead of launched batches
+  //! (`relax::Adaptive` on a 2D grid that fits on chip; a controller with `runs_device_loop`).
+  bool device_loop = false;
 };
 
 //! A batch of sweeps just queued: its size, depth and whether it is exact.
@@ -116,6 +121,16 @@ void begin_solve(C& controller, const SolveContext& context) {
   if constexpr (takes_context<C>::value) controller.begin_solve(context);
   else controller.begin_solve();
 }
+
+//! Whether a controller can send a whole solve to the on-chip device loop (`relax::Adaptive`):
+//! `bool runs_device_loop() const`, asked after `begin_solve`, and `void observe_device_solve(double
+//! ms, std::int64_t sweeps, bool finite)`, told what such a solve took.
+template <class C, class = void>
+struct chooses_device_loop : std::false_type {};
+template <class C>
+struct chooses_device_loop<C, std::void_t<decltype(std::declval<const C&>().runs_device_loop()),
+                                          decltype(std::declval<C&>().observe_device_solve(0.0, std::int64_t{}, true))>>
+    : std::true_type {};
 
 template <class C, class = void>
 struct chooses_timing : std::false_type {};

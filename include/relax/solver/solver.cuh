@@ -92,6 +92,10 @@ class Solver {
   //! Whether `solve_steps` can run several implicit steps in one launch: the on-chip device
   //! loop, and `Auto` (where it runs the on-chip loop: `steps_fused()`).
   static constexpr bool fuses_steps = detail::fuses_steps<Sweeper<Strategy>>::value || std::is_same_v<Strategy, Auto>;
+  //! Whether the solver may offer its controller the on-chip device loop for a solve: `Adaptive`
+  //! with a controller that can choose it (`Feedback`), for 2D stencils.
+  static constexpr bool offers_device_loop =
+      runs_chosen_family_v<Strategy_> && detail::chooses_device_loop<Controller_>::value && Stencil_::rank == 2;
 
   //! A solver for grids of the box `extents` (of the stencil's rank) on the current device.
   //! Allocates one grid of workspace.
@@ -119,6 +123,15 @@ class Solver {
       // here, device and pinned host memory: ceil(max_sweeps / M) values of T).
       loop_ = std::make_unique<DeviceLoopWorkspace<value_type>>(history_per_solve());
       Sweeper<Strategy>::template preload<Stencil, value_type>();
+    }
+    if constexpr (offers_device_loop) {
+      // Adaptive with a controller that can send a solve to the on-chip loop: offered where Auto
+      // would run it (a 2D grid that fits on chip, cooperative launch).
+      device_offered_ = auto_runs_on_chip<Stencil, value_type>(extents);
+      if (device_offered_) {
+        loop_ = std::make_unique<DeviceLoopWorkspace<value_type>>(history_per_solve());
+        Sweeper<AutoOnChip>::template preload<Stencil, value_type>();
+      }
     }
     if constexpr (std::is_same_v<Strategy, Auto>) {
       auto_on_chip_ = auto_runs_on_chip<Stencil, value_type>(extents);
@@ -149,6 +162,15 @@ class Solver {
     if constexpr (std::is_same_v<Strategy, Auto>) return auto_on_chip_;
     else return detail::fuses_steps<Sweeper<Strategy>>::value;
   }
+  //! Whether the last solve ran as the on-chip device loop (a device-loop strategy; `Auto` where
+  //! it runs that loop; `Adaptive` where its controller sent the solve there).
+  bool last_solve_on_chip() const {
+    if constexpr (offers_device_loop) return last_on_chip_;
+    else return runs_on_chip();
+  }
+  //! Whether the solver offers its controller the on-chip device loop (`Adaptive` with a
+  //! controller that can choose it, on a 2D grid that fits on chip here).
+  bool offers_on_chip() const { return device_offered_; }
   //! Whether `solve_steps` runs its steps in one launch on this grid and device.
   bool steps_fused() const {
     if constexpr (std::is_same_v<Strategy, Auto>) return auto_on_chip_;
@@ -171,6 +193,8 @@ class Solver {
     } else {
       if constexpr (std::is_same_v<Strategy, Auto>)
         if (auto_on_chip_) return device_solve<AutoOnChip>(u, b, stream);
+      if constexpr (offers_device_loop)
+        if (device_offered_) return adaptive_solve(u, b, stream);
       return host_solve(u, b, stream);
     }
   }
@@ -221,11 +245,30 @@ class Solver {
     return options_.record_history ? detail::tile_count(options_.max_sweeps, controller_.sweeps_before_check()) : 0;
   }
 
+  // Adaptive where the on-chip loop is offered: the controller, told so, sends the solve to the
+  // device loop or to the host loop, and hears what a device-loop solve took.
+  SolveReport adaptive_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream) {
+    detail::begin_solve(controller_, context());
+    last_on_chip_ = controller_.runs_device_loop();
+    if (!last_on_chip_) return host_solve(u, b, stream, false);
+    const SolveReport report = device_solve<AutoOnChip>(u, b, stream, false);
+    controller_.observe_device_solve(report.time_ms, report.sweeps, std::isfinite(report.rho));
+    return report;
+  }
+
+  // What the controller is told at the start of a solve.
+  SolveContext context() const {
+    return {is_exact_strategy_v<Strategy>, runs_chosen_family_v<Strategy>, working_set_over_l2_, depth_limit_,
+            options_.tol, device_offered_};
+  }
+
   // The host loop: batches of sweeps launched from here, ρ read back at every check (blocking,
-  // or overlapped with the next batch).
-  SolveReport host_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream) {
+  // or overlapped with the next batch). `tell_controller`: begin the controller's solve (false
+  // where the caller has).
+  SolveReport host_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream,
+                         bool tell_controller = true) {
     using clock = std::chrono::steady_clock;
-    SolveReport report = begin(u, b, stream);
+    SolveReport report = begin(u, b, stream, true, tell_controller);
     const StopCriterion stop = criterion(options_);
     const bool overlap = options_.checks == CheckMode::overlapped;
     int batch_slot = 0;      // timing of the last batch queued (two alternate: overlap)
@@ -315,11 +358,10 @@ class Solver {
   // controller, and compute ‖b‖ (the report it returns holds it).
   // (A device loop that computes ‖b‖ in its kernel skips it here: one round trip less.)
   SolveReport begin(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream,
-                    bool with_rhs_norm = true) {
+                    bool with_rhs_norm = true, bool tell_controller = true) {
     timer_.start(stream);
     copy(u, scratch_, stream);
-    detail::begin_solve(controller_, {is_exact_strategy_v<Strategy>, runs_chosen_family_v<Strategy>,
-                                      working_set_over_l2_, depth_limit_, options_.tol});
+    if (tell_controller) detail::begin_solve(controller_, context());
     SolveReport report;
     if (with_rhs_norm) report.rhs_norm = static_cast<double>(rhs_norm(stencil_, u, b, slot_, stream));
     else detail::require_system<Stencil>(u, b, "u");
@@ -329,9 +371,10 @@ class Solver {
   // The device loop: one launch runs the solve; the report is read back once. Sweeps, checks, ρ
   // and the iterate are those of the host loop with blocking checks.
   template <class Loop>
-  SolveReport device_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream) {
+  SolveReport device_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream,
+                           bool tell_controller = true) {
     constexpr bool rhs_on_device = detail::rhs_norm_on_device<Sweeper<Loop>>::value;
-    const SolveReport start = begin(u, b, stream, !rhs_on_device);
+    const SolveReport start = begin(u, b, stream, !rhs_on_device, tell_controller);
     const detail::DeviceLoopPlan plan = device_plan<Loop>(start.rhs_norm);
     const detail::DeviceLoopResult r =
         Sweeper<Loop>::solve(stencil_, u, scratch_, b, plan, *loop_, options_.record_history, stream);
@@ -423,6 +466,8 @@ class Solver {
   // where it runs the on-chip loop).
   std::unique_ptr<DeviceLoopWorkspace<value_type>> loop_;
   bool auto_on_chip_ = false;
+  bool device_offered_ = false;  // Adaptive: the controller may send a solve to the on-chip loop
+  bool last_on_chip_ = false;    // Adaptive: the last solve ran there
 };
 
 }  // namespace relax
