@@ -658,6 +658,12 @@ void require_device_loop_call(const DeviceGrid<T>& u, const DeviceGrid<T>& scrat
                             "support; use a launch-based strategy such as relax::Sync");
 }
 
+//! What a loop that runs one solve per launch, with ‖b‖ from the host, accepts of a plan.
+inline void require_one_solve_plan(const DeviceLoopPlan& plan, const std::string& loop) {
+  require(!plan.rhs_on_device, "plan.rhs_on_device", "true", ("false: " + loop + " takes ||b|| from the plan").c_str());
+  require(plan.steps == 1, "plan.steps", plan.steps, ("1: " + loop + " runs one solve per launch").c_str());
+}
+
 //! Reads the report back; throws `device_loop_error` naming `what` (the kernel and its wait)
 //! when a wait did not complete.
 template <class T>
@@ -712,9 +718,7 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>>
                                         const detail::DeviceLoopPlan& plan, DeviceLoopWorkspace<T>& workspace,
                                         bool with_history, cudaStream_t stream) {
     detail::require_device_loop_call<S>(u, scratch, b);
-    detail::require(!plan.rhs_on_device, "plan.rhs_on_device", "true",
-                    "false: DeviceLoop<Sync> takes ||b|| from the plan");
-    detail::require(plan.steps == 1, "plan.steps", plan.steps, "1: DeviceLoop<Sync> runs one solve per launch");
+    detail::require_one_solve_plan(plan, "DeviceLoop<Sync>");
     const detail::Shape g = detail::shape_of(u.layout());
     bool deep = Rows != 1;
     if constexpr (Rows == dynamic) deep = Sweeper<Tag>::template deep_rows_fill_device<S::rank, T>(g);
@@ -771,10 +775,7 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
                                         const detail::DeviceLoopPlan& plan, DeviceLoopWorkspace<T>& workspace,
                                         bool with_history, cudaStream_t stream) {
     detail::require_device_loop_call<S>(u, scratch, b);
-    detail::require(!plan.rhs_on_device, "plan.rhs_on_device", "true",
-                    "false: DeviceLoop<TemporalBlock<D, ColumnStream>> takes ||b|| from the plan");
-    detail::require(plan.steps == 1, "plan.steps", plan.steps,
-                    "1: DeviceLoop<TemporalBlock<D, ColumnStream>> runs one solve per launch");
+    detail::require_one_solve_plan(plan, "DeviceLoop<TemporalBlock<D, ColumnStream>>");
     const detail::Shape g = detail::shape_of(u.layout());
     auto k = kernel<S, T>();
     const std::size_t bytes = S::rank == 3 ? detail::plane_stream_shared_bytes<T>(D) : 0;
