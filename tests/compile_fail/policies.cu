@@ -25,8 +25,10 @@ using Bad = relax::TemporalBlock<9, relax::ColumnStream>;  // the streaming kern
 #elif CASE == 7
 using Bad = relax::Solver<relax::Stencil5<float>, relax::Adaptive, relax::Ladder>;  // Ladder picks no family
 #elif CASE == 8
-using Bad = relax::DeviceLoop<relax::TemporalBlock<4>>;  // streamed temporal tiles: not built
+using Bad = relax::DeviceLoop<relax::TemporalBlock<4>>;  // shared-memory temporal tiles: not built
 #elif CASE == 9
 using Bad = relax::DeviceLoop<relax::TemporalBlock<relax::dynamic, relax::OnChip>>;  // D is fixed on chip
+#elif CASE == 10
+using Bad = relax::Solver<relax::Stencil5<float>, relax::DeviceLoop<relax::Sync>, relax::Ladder>;  // no D on the device
 #endif
 static_assert(sizeof(Bad) > 0);  // instantiates Bad

@@ -11,6 +11,7 @@
 #include "runs.hpp"
 
 #include <relax/core/buffer.hpp>
+#include <relax/reference/jacobi.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>
@@ -336,4 +337,72 @@ TEMPLATE_TEST_CASE("a grid barrier that cannot complete ends with an error namin
   CHECK(r.checks >= 1);
   CHECK(r.reason != relax::StopReason::go_on);
   CHECK_FALSE(workspace.failed());
+}
+
+TEMPLATE_TEST_CASE("Ladder on the device: the host loop's run bit for bit, and its levels on the same rho",
+                   "[device_loop][control][ladder]", OnChip<8>, Streamed<8>) {
+  const auto direction = GENERATE(relax::Ladder::Direction::ascending, relax::Ladder::Direction::descending);
+  const relax::Ladder ladder(direction, 8);
+  INFO((direction == relax::Ladder::Direction::ascending ? "ascending" : "descending"));
+  // The depths change only the speed of exact sweeps: the run is the host loop's with the same
+  // ladder (TemporalBlock<dynamic, ColumnStream>), and so Sync's.
+  for (const auto& p : {relax::testing::diffusion_params(257, 10.0, relax::Source::gaussian, 3),
+                        box(1000, 70, 0, 100.0, relax::Source::point, 3)}) {
+    HostGrid<float> host_u, device_u;
+    const auto want = relax::testing::gpu_diffusion<relax::Stencil5<float>, relax::TemporalBlock<relax::dynamic, relax::ColumnStream>>(
+        p, host_u, ladder);
+    const auto got = relax::testing::gpu_diffusion<relax::Stencil5<float>, TestType>(p, device_u, ladder);
+    INFO("box " << p.extents().to_text());
+    relax::testing::check_same_run(got, device_u, want, host_u);
+  }
+  // The level the device reached is the host ladder's on the same rho (the history's).
+  const Extents e(300, 200);
+  HostGrid<float> u(e), b(e);
+  relax::testing::fill_random(u, 5, 0.0, 10.0);
+  relax::testing::fill_random(b, 7);
+  relax::Stream stream;
+  DeviceGrid<float> du = relax::to_device(u, stream), scratch = relax::to_device(u, stream);
+  const DeviceGrid<float> db = relax::to_device(b, stream);
+  const double rhs = static_cast<double>(relax::reference::rhs_norm(relax::Stencil5<float>(10.0), u, b));
+  relax::detail::DeviceLoopPlan plan;
+  plan.stop = {1e-6, 0.0, 4000};
+  plan.rhs_norm = rhs;
+  plan.rhs_on_device = false;  // ‖b‖ from the host, for both loops
+  plan.check_every = 8;
+  plan.history_capacity = 500;
+  plan.laddered = true;
+  plan.ladder = ladder.rule();
+  relax::DeviceLoopWorkspace<float> workspace(plan.history_capacity);
+  const relax::detail::DeviceLoopResult r =
+      relax::Sweeper<TestType>::solve(relax::Stencil5<float>(10.0), du, scratch, db, plan, workspace, true, stream);
+  REQUIRE(r.checks >= 4);
+  relax::Ladder host = ladder;
+  host.begin_solve();
+  for (std::int64_t c = 0; c < r.checks; ++c)
+    host.observe({(c + 1) * 8, relax::StopCriterion::relative(workspace.history_norm(c), rhs)});
+  CHECK(r.level == static_cast<int>(host.level()));
+  CHECK(r.level > 0);
+}
+
+TEST_CASE("a ladder deeper than the device loop, or on DeviceLoop<Sync>, is refused", "[device_loop][validation][ladder]") {
+  const Extents e(70, 50);
+  HostGrid<float> b(e);
+  relax::testing::fill_random(b, 3);
+  relax::Ladder deep;
+  deep.depths = {1, 2, 4, 16};
+  relax::Solver<relax::Stencil5<float>, OnChip<8>, relax::Ladder> solver(e, relax::Stencil5<float>(1.0), deep);
+  DeviceGrid<float> u(e);
+  const DeviceGrid<float> db = relax::to_device(b, solver.stream());
+  CHECK_THROWS_AS(solver.solve(u, db), relax::invalid_argument);
+  CHECK_THROWS_WITH(solver.solve(u, db), Catch::Contains("Ladder::depths") && Catch::Contains("loop's D"));
+  relax::detail::DeviceLoopPlan plan;
+  plan.stop = {1e-5, 0.0, 100};
+  plan.rhs_norm = 1.0;
+  plan.check_every = 8;
+  plan.laddered = true;
+  relax::DeviceLoopWorkspace<float> workspace;
+  relax::Stream stream;
+  DeviceGrid<float> du(e), scratch(e);
+  CHECK_THROWS_WITH(relax::Sweeper<OnDevice>::solve(relax::Stencil5<float>(1.0), du, scratch, db, plan, workspace, false, stream),
+                    Catch::Contains("no depth for a ladder"));
 }

@@ -20,6 +20,7 @@
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 
+#include <limits>
 #include <vector>
 
 using relax::DeviceGrid;
@@ -238,6 +239,39 @@ __global__ void device_decisions(relax::StopCriterion c, double rhs_norm, const 
   }
 }
 }  // namespace
+
+namespace {
+__global__ void device_levels(relax::LadderRule rule, const double* rhos, int count, int* out) {
+  int level = 0;
+  for (int k = 0; k < count; ++k) out[k] = level = rule.advance(level, rhos[k]);
+}
+}  // namespace
+
+TEST_CASE("the device evaluation of the ladder steps as the host Ladder does", "[engine][ladder][sanitize]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> rhos = {1.0, 0.5, 2e-2, 9e-3, 0.1, nan, 5e-4, 1e-3, 2e-5, 1.0};
+  for (const auto direction : {relax::Ladder::Direction::ascending, relax::Ladder::Direction::descending}) {
+    relax::Ladder host(direction, 8);
+    host.begin_solve();
+    relax::DeviceBuffer<double> d_rhos(rhos.size());
+    relax::DeviceBuffer<int> out(rhos.size());
+    RELAX_CUDA_CHECK(cudaMemcpy(d_rhos.data(), rhos.data(), d_rhos.bytes(), cudaMemcpyHostToDevice));
+    device_levels<<<1, 1>>>(host.rule(), d_rhos.data(), static_cast<int>(rhos.size()), out.data());
+    RELAX_CUDA_CHECK_LAUNCH();
+    std::vector<int> got(rhos.size());
+    RELAX_CUDA_CHECK(cudaMemcpy(got.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost));
+    std::vector<int> want, depths_got, depths_want;
+    for (std::size_t k = 0; k < rhos.size(); ++k) {
+      host.observe({static_cast<std::int64_t>(8 * (k + 1)), rhos[k]});
+      want.push_back(static_cast<int>(host.level()));
+      depths_want.push_back(host.depth());
+      depths_got.push_back(host.rule().depth(got[k]));
+    }
+    CHECK(got == want);
+    CHECK(depths_got == depths_want);
+    CHECK(want == std::vector<int>{0, 0, 0, 1, 1, 1, 2, 2, 3, 3});  // latched; NaN passes nothing
+  }
+}
 
 TEST_CASE("the device evaluation of the stop criterion decides as the host does", "[engine][stop][sanitize]") {
   for (const auto& seq : relax::testing::stop_sequences()) {

@@ -849,3 +849,24 @@ TEST_CASE("Feedback never chooses a device-loop trial whose residual was not fin
   c.begin_solve(relax::SolveContext{false, true, 0.5, 0, 0.0, true});
   CHECK_FALSE(c.runs_device_loop());
 }
+
+TEST_CASE("Ladder's rule for the device loops carries its settings and steps as it does", "[control]") {
+  relax::Ladder l(relax::Ladder::Direction::descending, 4);
+  l.thresholds = {0.5, 0.25, 0.125};
+  l.depths = {1, 3, 5, 7};
+  const relax::LadderRule r = l.rule();
+  CHECK(r.descending);
+  CHECK(r.depth(0) == 7);
+  CHECK(r.depth(3) == 1);
+  CHECK(r.thresholds[2] == 0.125);
+  // The rule alone, from level 0: several thresholds at once, latched, NaN passes nothing.
+  CHECK(r.advance(0, 0.2) == 2);
+  CHECK(r.advance(2, 0.9) == 2);
+  CHECK(r.advance(1, std::numeric_limits<double>::quiet_NaN()) == 1);
+  CHECK(r.advance(3, 0.0) == 3);
+  // Ladder decides through it.
+  l.begin_solve();
+  l.observe({4, 0.2});
+  CHECK(l.level() == 2);
+  CHECK(l.depth() == r.depth(2));
+}

@@ -11,6 +11,7 @@
 //! The solver allocates its workspace once, at construction; a solve allocates nothing.
 
 #include <relax/control/fixed.hpp>
+#include <relax/control/ladder.hpp>
 #include <relax/control/stop.hpp>
 #include <relax/core/device.hpp>
 #include <relax/control/report.hpp>
@@ -51,6 +52,11 @@ struct rhs_norm_on_device : std::false_type {};
 template <class Sweeper>
 struct rhs_norm_on_device<Sweeper, std::void_t<decltype(Sweeper::rhs_norm_on_device)>>
     : std::bool_constant<Sweeper::rhs_norm_on_device> {};
+// Whether a device-loop sweeper runs the ladder on the device (`takes_ladder`).
+template <class Sweeper, class = void>
+struct takes_ladder : std::false_type {};
+template <class Sweeper>
+struct takes_ladder<Sweeper, std::void_t<decltype(Sweeper::takes_ladder)>> : std::bool_constant<Sweeper::takes_ladder> {};
 // Whether a device-loop sweeper runs several implicit steps in one launch (`fuses_steps`).
 template <class Sweeper, class = void>
 struct fuses_steps : std::false_type {};
@@ -69,16 +75,18 @@ class Solver {
   static_assert(is_controller_v<Controller_>,
                 "relax::Solver<Stencil, Strategy, Controller>: the third argument (Controller) is "
                 "not a convergence controller such as relax::Fixed");
-  static_assert(!chooses_depth_v<Controller_> || has_dynamic_depth_v<Strategy_>,
+  static_assert(!chooses_depth_v<Controller_> || has_dynamic_depth_v<Strategy_> || runs_on_device_v<Strategy_>,
                 "relax::Solver<Stencil, Strategy, Controller>: the Controller chooses the depth D, "
                 "so the Strategy must take D at run time (BlockAsync<relax::dynamic>, "
                 "TemporalBlock<relax::dynamic>); Sync and fixed-depth strategies have no D to set");
   static_assert(chooses_depth_v<Controller_> || !has_dynamic_depth_v<Strategy_>,
                 "relax::Solver<Stencil, Strategy, Controller>: the Strategy has D = relax::dynamic, "
                 "so the Controller must choose D (relax::Ladder, relax::Feedback), not relax::Fixed");
-  static_assert(!runs_on_device_v<Strategy_> || std::is_same_v<Controller_, Fixed>,
+  static_assert(!runs_on_device_v<Strategy_> || std::is_same_v<Controller_, Fixed> ||
+                    (std::is_same_v<Controller_, Ladder> && detail::takes_ladder<Sweeper<Strategy_>>::value),
                 "relax::Solver<Stencil, DeviceLoop<Inner>, Controller>: the device loop decides on "
-                "the device, with the Controller relax::Fixed (check every M sweeps)");
+                "the device, with the Controller relax::Fixed (check every M sweeps), or relax::Ladder "
+                "where the inner schedule has a depth (TemporalBlock<D, OnChip>, TemporalBlock<D, ColumnStream>)");
   static_assert(!runs_chosen_family_v<Strategy_> || chooses_family_v<Controller_>,
                 "relax::Solver<Stencil, Adaptive, Controller>: Adaptive runs the family the "
                 "Controller chooses, so the Controller must choose it (relax::Feedback); "
@@ -394,6 +402,10 @@ class Solver {
     plan.rhs_on_device = detail::rhs_norm_on_device<Sweeper<Loop>>::value;
     plan.check_every = controller_.sweeps_before_check();
     plan.history_capacity = loop_->history_capacity();
+    if constexpr (std::is_same_v<Controller, Ladder>) {
+      plan.laddered = true;  // the ladder's levels are taken on the device
+      plan.ladder = controller_.rule();
+    }
     return plan;
   }
 

@@ -32,6 +32,7 @@
 #include <relax/agent/resident_tile.cuh>
 #include <relax/agent/residual.cuh>
 #include <relax/agent/vector_walk.cuh>
+#include <relax/control/ladder.hpp>
 #include <relax/control/stop.hpp>
 #include <relax/core/arith.hpp>
 #include <relax/core/buffer.hpp>
@@ -74,6 +75,10 @@ struct DeviceLoopPlan {
   std::uint64_t barrier_timeout_ns = 20'000'000'000ull;  //!< 20 s: a barrier takes microseconds
   unsigned int absent_blocks = 0;           //!< test hook: blocks the barrier waits for in vain
   int silent_tile = -1;                     //!< test hook: an on-chip tile that never raises its flag
+  //! Batches of the depth `ladder` gives at the level ρ has reached (`Ladder` on the device), at
+  //! most the loop's D; otherwise of D.
+  bool laddered = false;
+  LadderRule ladder;
 };
 
 //! The device words of one launch: the barrier, the norm slots, the steps performed and the
@@ -95,6 +100,7 @@ struct DeviceLoopStepReport {
   std::int64_t checks;
   int reason;
   int in_scratch;       //!< 1: the iterate ended in w
+  int level;            //!< the ladder's level at the step's decision (`plan.laddered`)
   std::uint64_t end_ns; //!< the global timer when the step's decision was taken
 };
 
@@ -121,6 +127,7 @@ struct DeviceLoopCounters {
   unsigned int token = 0;           //!< the last post's barrier token (thread 0)
   Bits norm = 0;
   StopReason reason = StopReason::go_on;
+  int level = 0;                    //!< the ladder's level (`plan.laddered`), from the step's checks
 
   __device__ DeviceLoopCounters(const DeviceLoopPlan& p, DeviceLoopState<T>* s, DeviceLoopStepReport<T>* reports, Bits* h)
       : plan(p), state(s), step_report(reports - 1), history(h),
@@ -140,7 +147,11 @@ struct DeviceLoopCounters {
     rhs_norm = plan.rhs_norm;
     norm = 0;
     reason = StopReason::go_on;
+    level = 0;
   }
+
+  //! The depth of the next batch: D, or the ladder's depth at the level reached (at most D).
+  __device__ int batch_depth(int D) const { return plan.laddered ? min(D, plan.ladder.depth(level)) : D; }
 
   //! Folds the block's part of ‖b‖ into the step's report (before the step's first post, which
   //! publishes it).
@@ -186,7 +197,9 @@ struct DeviceLoopCounters {
     norm = cuda::atomic_ref<Bits, cuda::thread_scope_device>(state->norms[checks % 3]).load(cuda::memory_order_relaxed);
     ++checks;
     if (leader && checks <= plan.history_capacity) history[checks - 1] = norm;
-    reason = plan.stop.decide(static_cast<double>(arith::from_bits<T>(norm)), rhs_norm, checked_sweeps);
+    const double measured = static_cast<double>(arith::from_bits<T>(norm));
+    reason = plan.stop.decide(measured, rhs_norm, checked_sweeps);
+    if (plan.laddered) level = plan.ladder.advance(level, StopCriterion::relative(measured, rhs_norm));
     return true;
   }
 
@@ -199,6 +212,7 @@ struct DeviceLoopCounters {
     step_report->checks = checks - first_check;
     step_report->reason = static_cast<int>(reason);
     step_report->in_scratch = in_scratch ? 1 : 0;
+    step_report->level = level;
     step_report->end_ns = global_ns();
     state->steps_done = step + 1;
   }
@@ -316,7 +330,7 @@ __global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? tuning:
   while (ok) {
     const std::int64_t period = loop.period();
     for (std::int64_t done = 0; done < period && ok;) {
-      const int d = static_cast<int>(min(static_cast<std::int64_t>(D), period - done));
+      const int d = static_cast<int>(min(static_cast<std::int64_t>(loop.batch_depth(D)), period - done));
       with_depth<1, D>(d, [&](auto depth) {
         constexpr int dd = decltype(depth)::value;
         const std::int64_t items = stream_items<Rank, dd, T>(g, segment);
@@ -446,7 +460,8 @@ __global__ void __launch_bounds__(tuning::resident_threads, 1)
           stop = true;
           break;
         }
-        const int depth = static_cast<int>(left < D ? left : D);
+        const int cap = loop.batch_depth(D);
+        const int depth = static_cast<int>(left < cap ? left : cap);
         if (!fresh) {
           ok = flags.wait(batches, failed, plan.barrier_timeout_ns);
           if (!ok) break;
@@ -492,6 +507,7 @@ struct DeviceLoopResult {
   double rhs_norm = 0.0;     //!< ‖b‖ as the kernel computed it (plans with rhs_on_device)
   std::int64_t first_check = 0;  //!< the launch's checks before this step (its first history entry)
   double time_ms = 0.0;      //!< from the step's start to its decision, on the GPU's global timer
+  int level = 0;             //!< the ladder's level at the decision (plans with `laddered`)
 };
 
 }  // namespace detail
@@ -580,7 +596,8 @@ class DeviceLoopWorkspace {
             r[k].in_scratch != 0,
             static_cast<double>(arith::from_bits<T>(r[k].rhs_norm)),
             first_check,
-            ms};
+            ms,
+            r[k].level};
   }
   //! What a sweeper worked out for launching `kernel` on `device` for a grid of these extents,
   //! kept so the next solve of the same kind skips the host queries (the tiling, shared memory,
@@ -664,6 +681,13 @@ inline void require_one_solve_plan(const DeviceLoopPlan& plan, const std::string
   require(plan.steps == 1, "plan.steps", plan.steps, ("1: " + loop + " runs one solve per launch").c_str());
 }
 
+//! A ladder on the device (`plan.laddered`) runs depths from 1 to the loop's D.
+inline void require_ladder_within(const DeviceLoopPlan& plan, int D, const std::string& loop) {
+  if (!plan.laddered) return;
+  for (int d : plan.ladder.depths)
+    require(d >= 1 && d <= D, "Ladder::depths", d, ("depths from 1 to the loop's D (" + loop + ")").c_str());
+}
+
 //! Reads the report back; throws `device_loop_error` naming `what` (the kernel and its wait)
 //! when a wait did not complete.
 template <class T>
@@ -719,6 +743,7 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>>
                                         bool with_history, cudaStream_t stream) {
     detail::require_device_loop_call<S>(u, scratch, b);
     detail::require_one_solve_plan(plan, "DeviceLoop<Sync>");
+    detail::require(!plan.laddered, "plan.laddered", "true", "false: DeviceLoop<Sync> has no depth for a ladder to set");
     const detail::Shape g = detail::shape_of(u.layout());
     bool deep = Rows != 1;
     if constexpr (Rows == dynamic) deep = Sweeper<Tag>::template deep_rows_fill_device<S::rank, T>(g);
@@ -758,6 +783,7 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>>
 template <int D>
 struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
     : detail::DeviceLoopBatches<Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>> {
+  static constexpr bool takes_ladder = true;  //!< plans with `laddered` (Ladder on the device)
   template <class S, class T>
   static void preload() {
     cudaFuncAttributes attributes{};
@@ -776,6 +802,7 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
                                         bool with_history, cudaStream_t stream) {
     detail::require_device_loop_call<S>(u, scratch, b);
     detail::require_one_solve_plan(plan, "DeviceLoop<TemporalBlock<D, ColumnStream>>");
+    detail::require_ladder_within(plan, D, "DeviceLoop<TemporalBlock<" + std::to_string(D) + ", ColumnStream>>");
     const detail::Shape g = detail::shape_of(u.layout());
     auto k = kernel<S, T>();
     const std::size_t bytes = S::rank == 3 ? detail::plane_stream_shared_bytes<T>(D) : 0;
@@ -853,6 +880,7 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>> : detail::DeviceLoopBatches
   static constexpr int threads = tuning::resident_threads;
   static constexpr bool rhs_norm_on_device = true;  //!< the kernel computes ‖b‖ (plan.rhs_on_device)
   static constexpr bool fuses_steps = true;         //!< `solve_steps`: several implicit steps per launch
+  static constexpr bool takes_ladder = true;        //!< plans with `laddered` (Ladder on the device)
 
   template <class S, class T>
   static void preload() {
@@ -923,6 +951,7 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, OnChip>>> : detail::DeviceLoopBatches
   static detail::DeviceLoopResult launch(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const T* b,
                                          const T* source, const detail::DeviceLoopPlan& plan,
                                          DeviceLoopWorkspace<T>& workspace, bool with_history, cudaStream_t stream) {
+    detail::require_ladder_within(plan, D, "DeviceLoop<TemporalBlock<" + std::to_string(D) + ", OnChip>>");
     const detail::Shape g = detail::shape_of(u.layout());
     auto k = kernel<S, T>();
     auto& cache = workspace.launch_cache();

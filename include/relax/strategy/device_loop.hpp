@@ -24,7 +24,11 @@
 //!   pass and a grid barrier between passes; any grid (the one beyond the chip). In 3D the plane
 //!   queue of depth D must fit in a block's shared memory (D ≤ 5 on an H200), and only float32
 //!   runs (float64 in 3D gave wrong iterates on the H200 and is refused until that is found).
-//! The controller must be one that decides on the device: `Fixed`.
+//! The controller must be one that decides on the device: `Fixed`, or `Ladder` for the inner
+//! schedules with a depth (on chip, streamed): the kernel steps the batch depth through the
+//! ladder's levels as ρ falls (`LadderRule`, the host Ladder's own rule), which changes only the
+//! speed, since the sweeps are exact. The host `Ladder` object is not advanced by such a solve;
+//! the level reached is in the loop's report (`DeviceLoopResult::level`).
 
 #include <relax/config.hpp>
 #include <relax/strategy/sync.hpp>
