@@ -54,15 +54,22 @@ constexpr std::int64_t warm_up_n = 64;
 // What Feedback chose in each step of a run, and what it measured, for the log: per step the
 // family and D it ended on, the sweeps, checks and milliseconds; then the sweeps per millisecond
 // of each depth, and each asynchronous trial's gain over the reference solve.
+// A step run as the on-chip device loop (Adaptive where the grid fits) shows as "OC".
 std::string feedback_trace(const relax::Feedback& f, const std::vector<relax::SolveReport>& steps,
-                           const std::vector<relax::FamilyChoice>& ends) {
+                           const std::vector<relax::FamilyChoice>& ends, const std::vector<bool>& on_chip) {
   std::ostringstream t;
   t.setf(std::ios::fixed);
   t.precision(2);
   t << "  feedback:";
-  for (std::size_t k = 0; k < steps.size(); ++k)
-    t << ' ' << (ends[k].family == relax::Family::temporal ? "T" : "BA") << ends[k].depth << '/'
-      << steps[k].sweeps << '/' << steps[k].checks << '/' << steps[k].time_ms;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    t << ' ';
+    if (on_chip[k]) t << "OC";
+    else t << (ends[k].family == relax::Family::temporal ? "T" : "BA") << ends[k].depth;
+    t << '/' << steps[k].sweeps << '/' << steps[k].checks << '/' << steps[k].time_ms;
+  }
+  if (f.device_ms_per_sweep() > 0)
+    t << "\n  device loop: " << 1.0 / f.device_ms_per_sweep() << " sweeps/ms in its trial, "
+      << (f.device_loop_chosen() ? "chosen" : "not chosen");
   t << "\n  speeds:";
   for (int d = 1; d <= 8; d *= 2)
     if (f.speed(d) > 0) t << " T" << d << ' ' << f.speed(d);
@@ -81,9 +88,12 @@ relax::RunReport solve(const relax::DiffusionParams& p, Controller controller, r
   relax::DiffusionState<float> state(p, solver.stream());
   if constexpr (std::is_same_v<Controller, relax::Feedback>) {
     std::vector<relax::FamilyChoice> ends;
-    const relax::RunReport run = relax::run_diffusion(
-        solver, state, [&](int, const relax::SolveReport&) { ends.push_back(solver.controller().choice()); });
-    if (p.n != warm_up_n) std::printf("%s\n", feedback_trace(solver.controller(), run.steps, ends).c_str());
+    std::vector<bool> on_chip;
+    const relax::RunReport run = relax::run_diffusion(solver, state, [&](int, const relax::SolveReport&) {
+      ends.push_back(solver.controller().choice());
+      on_chip.push_back(solver.last_solve_on_chip());
+    });
+    if (p.n != warm_up_n) std::printf("%s\n", feedback_trace(solver.controller(), run.steps, ends, on_chip).c_str());
     return run;
   } else {
     return relax::run_diffusion(solver, state);

@@ -261,7 +261,8 @@ template <int Rank>
 inline constexpr int stream_block_y = Rank == 2 ? stream_warps_per_block : plane_stream_rows;
 
 //! Calls `f(std::integral_constant<int, d>{})` for the depth `d` (1 ≤ d ≤ D) known only at run
-//! time: a pass shallower than D (the cap's remainder, or checks more often than every D sweeps)
+//! time: a pass shallower than D (the cap's remainder, checks more often than every D sweeps, or a
+//! ladder's level)
 //! runs the column stream of its own depth.
 template <int K, int D, class F>
 __device__ __forceinline__ void with_depth(int d, F&& f) {
