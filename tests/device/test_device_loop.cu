@@ -1,5 +1,6 @@
 // The device loops (`DeviceLoop<Sync>`, the on-chip `DeviceLoop<TemporalBlock<D, OnChip>>` and the
-// streamed `DeviceLoop<TemporalBlock<D, ColumnStream>>`: one cooperative kernel per solve, the convergence check and the stop decision on the device)
+// streamed `DeviceLoop<TemporalBlock<D, ColumnStream>>`, and `DeviceLoop<BlockAsync<D>>` against
+// the launched BlockAsync's host loop: one cooperative kernel per solve, the convergence check and the stop decision on the device)
 // against the host loop of `Sync` with blocking checks:
 // the same statuses, sweeps, checks, ρ (per check, too) and final bits, on the ten-step problem
 // in 2D and 3D, rectangular and degenerate boxes, the sweep cap and a non-finite residual; and a
@@ -32,14 +33,18 @@ template <int D>
 using OnChip = relax::DeviceLoop<relax::TemporalBlock<D, relax::OnChip>>;
 template <int D>
 using Streamed = relax::DeviceLoop<relax::TemporalBlock<D, relax::ColumnStream>>;
+template <int D, class Tile = relax::Tile<32, 8>>
+using OnTiles = relax::DeviceLoop<relax::BlockAsync<D, Tile>>;
 
 // The run of `p` with `Loop` (all steps in one launch where it can, unless `launch` says
 // otherwise) against Sync's host loop, one solve per step.
-template <class S, class Loop = OnDevice>
+// `Reference`: the launched strategy whose host loop the device loop must reproduce (Sync for the
+// exact inner schedules).
+template <class S, class Loop = OnDevice, class Reference = relax::Sync>
 void check_same_as_host_loop(const relax::DiffusionParams& p, int m = 8, const relax::SolveOptions& options = {},
                              relax::StepLaunch launch = relax::StepLaunch::fused) {
   HostGrid<typename S::value_type> host_u, device_u;
-  const auto want = relax::testing::gpu_diffusion<S, relax::Sync>(p, host_u, relax::Fixed(m), options);
+  const auto want = relax::testing::gpu_diffusion<S, Reference>(p, host_u, relax::Fixed(m), options);
   const auto got = relax::testing::gpu_diffusion<S, Loop>(p, device_u, relax::Fixed(m), options, launch);
   INFO("box " << p.extents().to_text() << ", r = " << p.r << ", source " << relax::to_string(p.source) << ", M = " << m
               << (launch == relax::StepLaunch::fused ? ", fused steps" : ", a launch per step"));
@@ -62,13 +67,13 @@ relax::DiffusionParams box(std::int64_t nx, std::int64_t ny, std::int64_t nz, do
 }
 
 // One solve of random data on any box (1 × 1 included), host loop against device loop.
-template <class Loop, class S>
+template <class Loop, class S, class Reference = relax::Sync>
 void check_random_solve(const Extents& e, const S& s, const relax::SolveOptions& options, int m) {
   using T = typename S::value_type;
   HostGrid<T> u(e), b(e);
   relax::testing::fill_random(u, 3 + e.nx, 0.0, 10.0);
   relax::testing::fill_random(b, 5 + e.ny);
-  relax::Solver<S, relax::Sync, relax::Fixed> host_loop(e, s, relax::Fixed(m), options);
+  relax::Solver<S, Reference, relax::Fixed> host_loop(e, s, relax::Fixed(m), options);
   relax::Solver<S, Loop, relax::Fixed> device_loop(e, s, relax::Fixed(m), options);
   DeviceGrid<T> hu = relax::to_device(u, host_loop.stream()), du = relax::to_device(u, device_loop.stream());
   const DeviceGrid<T> hb = relax::to_device(b, host_loop.stream()), db = relax::to_device(b, device_loop.stream());
@@ -269,7 +274,7 @@ TEMPLATE_TEST_CASE("the device loop on degenerate boxes, with the cap, a history
 }
 
 TEMPLATE_TEST_CASE("a non-finite residual stops the device loop as it stops the host loop", "[device_loop][sanitize]",
-                   OnDevice, OnChip<4>, Streamed<8>) {
+                   OnDevice, OnChip<4>, Streamed<8>, OnTiles<4>) {
   const Extents e(40, 30);
   HostGrid<float> u(e), b(e);
   b(10, 10) = std::numeric_limits<float>::quiet_NaN();
@@ -304,7 +309,7 @@ TEMPLATE_TEST_CASE("the device loop's batch sweeps equal Sync's sweeps", "[devic
 }
 
 TEMPLATE_TEST_CASE("a grid barrier that cannot complete ends with an error naming the kernel, not a hang",
-                   "[device_loop][validation]", OnDevice, OnChip<4>, Streamed<8>) {
+                   "[device_loop][validation]", OnDevice, OnChip<4>, Streamed<8>, OnTiles<4>) {
   const Extents e(300, 200);
   HostGrid<float> u(e), b(e);
   relax::testing::fill_random(b, 3);
@@ -321,6 +326,7 @@ TEMPLATE_TEST_CASE("a grid barrier that cannot complete ends with an error namin
   auto run = [&] { return relax::Sweeper<TestType>::solve(s, du, scratch, db, plan, workspace, false, stream); };
   const char* kernel = std::is_same_v<TestType, OnDevice>      ? "persistent_sync_kernel"
                        : std::is_same_v<TestType, Streamed<8>> ? "persistent_stream_kernel"
+                       : std::is_same_v<TestType, OnTiles<4>>  ? "persistent_tiled_kernel"
                                                                : "on_chip_kernel";
   CHECK_THROWS_AS(run(), relax::device_loop_error);
   CHECK_THROWS_WITH(run(), Catch::Contains(kernel) && Catch::Contains("did not complete"));
@@ -405,4 +411,39 @@ TEST_CASE("a ladder deeper than the device loop, or on DeviceLoop<Sync>, is refu
   DeviceGrid<float> du(e), scratch(e);
   CHECK_THROWS_WITH(relax::Sweeper<OnDevice>::solve(relax::Stencil5<float>(1.0), du, scratch, db, plan, workspace, false, stream),
                     Catch::Contains("no depth for a ladder"));
+}
+
+TEST_CASE("the block-asynchronous device loop equals the launched BlockAsync's host loop, bit for bit",
+          "[device_loop][diffusion][block_async]") {
+  // (And so its host emulation: the launched strategy is tested against it in test_tiled.cu.)
+  using S5 = relax::Stencil5<float>;
+  using S7 = relax::Stencil7<float>;
+  const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
+  for (double r : {1.0, 10.0, 100.0}) {
+    for (std::int64_t n : {3, 70, 257, 1000})
+      check_same_as_host_loop<S5, OnTiles<4>, relax::BlockAsync<4>>(relax::testing::diffusion_params(n, r, src, 3));
+    check_same_as_host_loop<S5, OnTiles<4>, relax::BlockAsync<4>>(box(1000, 70, 0, r, src, 3));
+    check_same_as_host_loop<S5, OnTiles<8>, relax::BlockAsync<8>>(box(33, 517, 0, r, src, 3));
+    check_same_as_host_loop<S7, OnTiles<2, relax::Tile<32, 8, 4>>, relax::BlockAsync<2, relax::Tile<32, 8, 4>>>(
+        box(33, 17, 9, r, src, 3));
+  }
+  // Checks every 5 sweeps at D = 4: passes of 4 and 1, as the launched strategy's launches.
+  check_same_as_host_loop<S5, OnTiles<4>, relax::BlockAsync<4>>(relax::testing::diffusion_params(257, 10.0, src, 3), 5);
+  check_same_as_host_loop<relax::Stencil5<double>, OnTiles<4>, relax::BlockAsync<4>>(
+      relax::testing::diffusion_params(257, 10.0, src, 3));
+  check_same_as_host_loop<S5, OnTiles<4>, relax::BlockAsync<4>>(relax::testing::diffusion_params(4099, 1.0, src, 1));
+}
+
+TEST_CASE("the block-asynchronous device loop on degenerate boxes and at the cap", "[device_loop][block_async][sanitize]") {
+  relax::SolveOptions options;
+  options.record_history = true;
+  for (const Extents& e : {Extents(1, 1), Extents(1, 57), Extents(57, 1), Extents(2, 2), Extents(129, 3)})
+    check_random_solve<OnTiles<4>, relax::Stencil5<float>, relax::BlockAsync<4>>(e, relax::Stencil5<float>(10.0), options, 8);
+  for (const Extents& e : {Extents(1, 1, 64), Extents(33, 17, 5)})
+    check_random_solve<OnTiles<3, relax::Tile<32, 8, 4>>, relax::Stencil7<float>, relax::BlockAsync<3, relax::Tile<32, 8, 4>>>(
+        e, relax::Stencil7<float>(1.0), options, 3);
+  options.max_sweeps = 37;
+  options.tol = 1e-30;
+  check_random_solve<OnTiles<4>, relax::Stencil5<float>, relax::BlockAsync<4>>(Extents(70, 50), relax::Stencil5<float>(100.0),
+                                                                                options, 8);
 }

@@ -15,6 +15,10 @@
 //! to D exact sweeps streams every item (`stream_strip` in 2D, `stream_planes` in 3D), the blocks
 //! meet at the grid barrier after every pass, and checks go as in the Sync loop.
 //!
+//! `DeviceLoop<BlockAsync<D, Tile>>` (`persistent_tiled_kernel`): the launched block-asynchronous
+//! tiles (`agent/tile.cuh`) swept by every resident block in turn, a grid barrier after every
+//! pass of up to D local sweeps; the launched strategy's iterates.
+//!
 //! `DeviceLoop<TemporalBlock<D, OnChip>>` (`on_chip_kernel`): one block per tile, the tile kept
 //! in shared memory (`agent/resident_tile.cuh`); batches of up to D sweeps between halo
 //! exchanges ordered by per-tile flags; the grid barrier only at checks, split so that one batch
@@ -46,6 +50,7 @@
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/device_loop.hpp>
 #include <relax/strategy/sync.cuh>
+#include <relax/strategy/tiled.cuh>
 #include <relax/strategy/traits.hpp>
 #include <relax/strategy/tuning.hpp>
 
@@ -351,6 +356,57 @@ __global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? tuning:
     for (std::int64_t item = blockIdx.x; item < residual_work; item += gridDim.x)
       fold_tile_residual<32, BlockY, Rows>(best, item % residual_x, item / residual_x, s, src, b, g);
     ok = loop.template check<32, BlockY>(best);
+    if (!ok || loop.reason != StopReason::go_on) break;
+  }
+  loop.report(loop.sweeps, in_scratch);
+}
+
+//! The block-asynchronous device loop: every resident block takes the tiles of the launched
+//! `BlockAsync` kernel in turn (`tile_pass`: a one-cell halo frozen at the tile's load, d local
+//! sweeps in shared memory), and all blocks meet at the grid barrier after every pass, so each
+//! pass reads the last one's iterate as a launch does; checks go as in the Sync loop. The passes
+//! between two checks are of depth D and one remainder, as the launched strategy's launches
+//! (`for_each_launch`), so the iterates are the launched strategy's, bit for bit.
+template <int TileX, int TileY, int TileZ, int D, class S, class T>
+__global__ void __launch_bounds__(TileX* TileY)
+    persistent_tiled_kernel(S s, T* u, T* w, const T* __restrict__ b, Shape g, DeviceLoopPlan plan,
+                            DeviceLoopState<T>* state, DeviceLoopStepReport<T>* reports, arith::bits_t<T>* history) {
+  extern __shared__ __align__(16) unsigned char tile_bytes[];
+  constexpr int Rank = S::rank;
+  constexpr int Rows = Rank == 2 ? 8 : 4;  // rows (planes) a thread walks in the residual
+  DeviceLoopCounters<T> loop(plan, state, reports, history);
+  const std::int64_t tiles_x = tile_count(g.nx, TileX), tiles_y = tile_count(g.ny, TileY);
+  const std::int64_t tiles = tiles_x * tiles_y * (Rank == 3 ? tile_count(g.nz, TileZ) : 1);
+  const std::int64_t residual_x = tile_count(g.nx, TileX * Vec16<T>::width);
+  const std::int64_t residual_work = residual_x * walk_tiles<TileY, Rows, Rank>(g);
+  const int thread = static_cast<int>(threadIdx.y) * TileX + static_cast<int>(threadIdx.x);
+  T* src = u;
+  T* dst = w;
+  bool in_scratch = false;
+  bool ok = true;
+  while (ok) {
+    const std::int64_t period = loop.period();
+    for (std::int64_t done = 0; done < period && ok;) {
+      const int d = static_cast<int>(min(static_cast<std::int64_t>(D), period - done));
+      for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const std::int64_t rest = t / tiles_x;
+        const TileOrigin o = tile_origin<Rank>(rest / tiles_y, rest % tiles_y, t % tiles_x, TileX, TileY, TileZ, 1);
+        tile_pass<Rank, false>(s, src, dst, b, g, o, TileX, TileY, TileZ, d, reinterpret_cast<T*>(tile_bytes), thread,
+                               TileX * TileY);
+      }
+      T* const swap = src;
+      src = dst;
+      dst = swap;
+      in_scratch = !in_scratch;
+      loop.sweeps += d;
+      done += d;
+      ok = loop.barrier.arrive_and_wait();  // the next pass, or the residual, reads every block's tiles
+    }
+    if (!ok || plan.check_every == 0) break;
+    arith::bits_t<T> best = 0;
+    for (std::int64_t item = blockIdx.x; item < residual_work; item += gridDim.x)
+      fold_tile_residual<TileX, TileY, Rows>(best, item % residual_x, item / residual_x, s, src, b, g);
+    ok = loop.template check<TileX, TileY>(best);
     if (!ok || loop.reason != StopReason::go_on) break;
   }
   loop.report(loop.sweeps, in_scratch);
@@ -870,6 +926,57 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
   template <class S, class T>
   static auto kernel() {
     return detail::persistent_stream_kernel<S::rank, D, S, T>;
+  }
+};
+
+//! The block-asynchronous device loop: as many blocks as can be resident, at most one per tile.
+template <int D, int X, int Y, int Z>
+struct Sweeper<DeviceLoop<BlockAsync<D, Tile<X, Y, Z>>>>
+    : detail::DeviceLoopBatches<Sweeper<DeviceLoop<BlockAsync<D, Tile<X, Y, Z>>>>> {
+  template <class S, class T>
+  static void preload() {
+    cudaFuncAttributes attributes{};
+    RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel<S, T>()));
+  }
+
+  //! Runs the device loop of `plan` on `u` (the iterate ends in `u`, its storage exchanged with
+  //! `scratch` after an odd number of passes) and returns its report.
+  //! \throws relax::unavailable_error without cooperative launch; relax::device_loop_error when
+  //!         a grid barrier did not complete.
+  template <class S, class T>
+  static detail::DeviceLoopResult solve(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
+                                        const detail::DeviceLoopPlan& plan, DeviceLoopWorkspace<T>& workspace,
+                                        bool with_history, cudaStream_t stream) {
+    detail::require_device_loop_call<S>(u, scratch, b);
+    detail::require_one_solve_plan(plan, "DeviceLoop<BlockAsync<D, Tile>>");
+    detail::require(!plan.laddered, "plan.laddered", "true",
+                    "false: DeviceLoop<BlockAsync<D, Tile>> runs its fixed D (a ladder would change its iterates)");
+    const detail::Shape g = detail::shape_of(u.layout());
+    auto k = kernel<S, T>();
+    const std::size_t bytes = detail::tile_shared_bytes<S::rank, T>(X, Y, Z, 1);
+    detail::require(bytes <= detail::shared_bytes_limit(), "Tile", X * Y, "a tile whose halo fits in shared memory");
+    if (bytes > 48 * 1024)
+      RELAX_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    int per_sm = 0;
+    RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, X * Y, bytes));
+    detail::require(per_sm >= 1, "Tile", X * Y, "a tile whose block fits on an SM");
+    const std::int64_t tiles = detail::tile_count(g.nx, X) * detail::tile_count(g.ny, Y) *
+                               (S::rank == 3 ? detail::tile_count(g.nz, Z) : 1);
+    const std::int64_t resident = static_cast<std::int64_t>(per_sm) * current_sm_count();
+    const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(tiles, resident)));
+    workspace.reset(stream);
+    detail::launch_cooperative(k, dim3(blocks), dim3(X, Y), bytes, stream, s, u.origin(), scratch.origin(), b.origin(),
+                               g, plan, workspace.state(), workspace.reports(), workspace.history());
+    const detail::DeviceLoopResult result =
+        detail::read_device_loop(workspace, with_history, plan, "persistent_tiled_kernel: a grid barrier", stream);
+    if (result.in_scratch) u.swap(scratch);
+    return result;
+  }
+
+ private:
+  template <class S, class T>
+  static auto kernel() {
+    return detail::persistent_tiled_kernel<X, Y, Z, D, S, T>;
   }
 };
 

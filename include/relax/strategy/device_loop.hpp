@@ -7,8 +7,8 @@
 //! so a convergence check costs a grid barrier instead of a round trip to the host. Every wait is
 //! bounded (`relax/primitives/grid_barrier.cuh`); the kernel is in `device_loop.cuh`.
 //!
-//! Inner schedules built so far, each with the iterates, sweeps, checks and ρ of Sync's host loop
-//! with blocking checks, bit for bit:
+//! Inner schedules built so far, each with the iterates, sweeps, checks and ρ of its launched
+//! schedule's host loop with blocking checks, bit for bit (Sync's for the exact ones):
 //! - `Sync` and `SyncTile<X, Y, Rows>`: one sweep per grid barrier, the grid streamed from
 //!   global memory (L2 or DRAM) every sweep; any grid.
 //! - `TemporalBlock<D, OnChip>`: each block keeps one tile and a D-cell halo in shared memory for
@@ -24,6 +24,10 @@
 //!   pass and a grid barrier between passes; any grid (the one beyond the chip). In 3D the plane
 //!   queue of depth D must fit in a block's shared memory (D ≤ 5 on an H200), and only float32
 //!   runs (float64 in 3D gave wrong iterates on the H200 and is refused until that is found).
+//! - `BlockAsync<D, Tile<X, Y, Z>>`: the launched block-asynchronous tiles (D local sweeps on a
+//!   tile with a one-cell halo frozen at its load) swept by every resident block in turn, a grid
+//!   barrier after every pass; the iterates of the launched `BlockAsync<D, Tile>` with the same
+//!   checks, bit for bit (and so of its host emulation), not Sync's.
 //! The controller must be one that decides on the device: `Fixed`, or `Ladder` for the inner
 //! schedules with a depth (on chip, streamed): the kernel steps the batch depth through the
 //! ladder's levels as ρ falls (`LadderRule`, the host Ladder's own rule), which changes only the
@@ -49,6 +53,10 @@ struct is_on_chip : std::false_type {};
 template <int D>
 struct is_on_chip<TemporalBlock<D, OnChip>> : std::true_type {};
 template <class S>
+struct is_block_async : std::false_type {};
+template <int D, class T>
+struct is_block_async<BlockAsync<D, T>> : std::bool_constant<D != dynamic> {};
+template <class S>
 struct is_streamed : std::false_type {};
 template <int D>
 struct is_streamed<TemporalBlock<D, ColumnStream>> : std::bool_constant<D != dynamic> {};
@@ -57,13 +65,14 @@ struct is_streamed<TemporalBlock<D, ColumnStream>> : std::bool_constant<D != dyn
 template <class Inner = Sync>
 struct DeviceLoop {
   static_assert(detail::is_sync_tile<Inner>::value || detail::is_on_chip<Inner>::value ||
-                    detail::is_streamed<Inner>::value,
+                    detail::is_streamed<Inner>::value || detail::is_block_async<Inner>::value,
                 "relax::DeviceLoop<Inner>: the inner schedule must be Sync, SyncTile<X, Y, Rows>, "
-                "TemporalBlock<D, OnChip> or TemporalBlock<D, ColumnStream> with a fixed D (BlockAsync "
-                "inside the device loop is not built yet)");
-  // Instantiates the inner tag, so its own checks (TemporalBlock<D, OnChip>: D from 1 to 8) run.
-  static_assert(Inner::exact, "relax::DeviceLoop<Inner>: the inner schedule must be exact");
-  static constexpr bool exact = Inner::exact;
+                "TemporalBlock<D, OnChip>, TemporalBlock<D, ColumnStream> or BlockAsync<D, Tile> with a "
+                "fixed D (TemporalBlock on shared-memory tiles inside the device loop is not built)");
+  // Instantiates the inner tag, so its own checks (TemporalBlock<D, OnChip>: D from 1 to 8) run
+  // (a static member's initializer alone would not).
+  static_assert(sizeof(Inner) > 0, "relax::DeviceLoop<Inner>: the inner schedule is incomplete");
+  static constexpr bool exact = Inner::exact;  //!< BlockAsync inside the loop is as inexact as launched
   static constexpr bool device_loop = true;  //!< the solve's loop runs in the kernel
   using inner = Inner;
 };
