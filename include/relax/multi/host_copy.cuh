@@ -1,0 +1,383 @@
+#pragma once
+//! \file
+//! Jacobi on several sub-domains, controlled from the host: the slabs of a `relax::Decomposition`
+//! (`domain/decomposition.hpp`), each on a GPU of its own or several on one GPU (a device may be
+//! named more than once), swept by a launch-based exact strategy, their halo rows exchanged by
+//! copies the host queues (`HostCopy`). The CPU-controlled baseline of the multi-GPU study.
+//!
+//! One solve, as `reference::solve_split` emulates it on the host:
+//! - rounds of up to H sweeps (H = the strategy's exchange depth: 1 for Sync, D for
+//!   `TemporalBlock<D, ColumnStream>`), one launch per slab and round, each slab on its own stream;
+//! - after every round the halo exchange: slab k receives the H rows next to its owned rows from
+//!   each neighbour, a `cudaMemcpyPeerAsync` on k's stream that waits (an event) for the
+//!   neighbour's round, and the neighbour's next round waits for that copy;
+//! - a check every M sweeps, after an exchange: every slab's residual over its whole local box
+//!   (its halo rows then hold the neighbours' current values, so each local point's residual is
+//!   the global one), ρ the max over the slabs (order-free), and the single-domain stop decision.
+//! So sweeps, checks, ρ and the owned rows equal the single-domain solve bit for bit. ‖b‖ is the
+//! max over the slabs' owned rows, with boundary values only from the global ring.
+//!
+//! Not yet built: overlap of interior compute with the exchange, the CPU-free (device-loop) form,
+//! the other Comm policies (PeerStore, Nccl, Nvshmem), BlockAsync across slabs.
+
+#include <relax/control/fixed.hpp>
+#include <relax/control/report.hpp>
+#include <relax/control/stop.hpp>
+#include <relax/core/cuda_check.hpp>
+#include <relax/core/device.hpp>
+#include <relax/core/error.hpp>
+#include <relax/core/stream.hpp>
+#include <relax/domain/decomposition.hpp>
+#include <relax/domain/device_grid.hpp>
+#include <relax/primitives/max_norm.cuh>
+#include <relax/reference/split.hpp>
+#include <relax/stencil/traits.hpp>
+#include <relax/strategy/column_stream.cuh>
+#include <relax/strategy/residual.cuh>
+#include <relax/strategy/sync.cuh>
+#include <relax/strategy/traits.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace relax {
+
+//! The Comm policy of the host-controlled multi-sub-domain solver: the host queues the halo copies
+//! after every round of sweeps (see the file comment).
+struct HostCopy {};
+
+namespace detail {
+
+//! Sweeps a strategy runs between two halo exchanges, and so the halo it needs (× the radius): 0
+//! for strategies the multi-sub-domain solver does not run.
+template <class Strategy>
+struct exchange_depth : std::integral_constant<int, 0> {};
+template <int X, int Y, int R>
+struct exchange_depth<SyncTile<X, Y, R>> : std::integral_constant<int, 1> {};
+template <int D>
+struct exchange_depth<TemporalBlock<D, ColumnStream>> : std::integral_constant<int, D == dynamic ? 0 : D> {};
+
+//! Makes `device` current for the scope and restores the previous one.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    RELAX_CUDA_CHECK(cudaGetDevice(&previous_));
+    if (device != previous_) RELAX_CUDA_CHECK(cudaSetDevice(device));
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+  ~DeviceScope() { clear_cuda_status(cudaSetDevice(previous_)); }
+
+ private:
+  int previous_ = 0;
+};
+
+//! Every entry of `devices` names a CUDA device here (repeats allowed), and there is one per slab.
+inline void require_devices(const std::vector<int>& devices) {
+  require(!devices.empty(), "devices", "none", "at least one device (one per sub-domain; repeats allowed)");
+  const int count = device_count();
+  for (int d : devices)
+    require(d >= 0 && d < count, "devices", d,
+            count == 0 ? "a CUDA device, but none is present" : "indices of CUDA devices present here");
+}
+
+//! ‖b‖∞ over the local rows [first, first + count) of a slab (rows in 2D, planes in 3D, local
+//! interior indices from 1): max |s.residual| of a zero interior, with the values of u only on the
+//! global ring; the local ring on a side with a neighbour (`prev_is_interior`,
+//! `next_is_interior`) holds that neighbour's rows, which are interior.
+template <class S, class T>
+__global__ void __launch_bounds__(residual_block_x* residual_block_y)
+    slab_rhs_max_kernel(S s, const T* __restrict__ u, const T* __restrict__ b, Shape g, std::int64_t first,
+                        std::int64_t count, bool prev_is_interior, bool next_is_interior, arith::bits_t<T>* target) {
+  constexpr int rank = S::rank;
+  const std::int64_t across = g.nx * (rank == 3 ? g.ny : 1);  // points of one row (plane)
+  const std::int64_t points = across * count;
+  const std::int64_t along_end = rank == 3 ? g.nz + 1 : g.ny + 1;
+  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * residual_block_x * residual_block_y;
+  auto ring = [&](std::int64_t k, std::int64_t i, std::int64_t j) -> T {
+    const std::int64_t along = rank == 3 ? k : i;
+    const bool slow_edge = (along == 0 && !prev_is_interior) || (along == along_end && !next_is_interior);
+    const bool edge = j == 0 || j == g.nx + 1 || slow_edge ||
+                      (rank == 3 && (i == 0 || i == g.ny + 1));
+    return edge ? u[g.at(k, i, j)] : T(0);
+  };
+  arith::bits_t<T> best = 0;
+  for (std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * residual_block_x * residual_block_y +
+                        threadIdx.y * residual_block_x + threadIdx.x;
+       p < points; p += threads) {
+    const std::int64_t j = p % g.nx + 1;
+    const std::int64_t i = rank == 3 ? p / g.nx % g.ny + 1 : first + p / g.nx;
+    const std::int64_t k = rank == 3 ? first + p / across : 0;
+    Neighbours<T, rank> nb;
+    if constexpr (rank == 2) {
+      nb = {T(0), ring(k, i - 1, j), ring(k, i + 1, j), ring(k, i, j + 1), ring(k, i, j - 1)};
+    } else {
+      nb = {T(0), ring(k, i - 1, j), ring(k, i + 1, j), ring(k, i, j + 1), ring(k, i, j - 1),
+            ring(k - 1, i, j), ring(k + 1, i, j)};
+    }
+    const auto bits = arith::abs_bits(s.residual(nb, g.point<rank>(k, i, j), b[g.at(k, i, j)]));
+    best = best > bits ? best : bits;
+  }
+  block_max_into<residual_block_x, residual_block_y>(best, target);
+}
+
+}  // namespace detail
+
+//! A grid split into the slabs of a `Decomposition`, slab s on device `devices[s]` (its local grid:
+//! owned rows, halo rows and ring, with the global index of its first point as its origin).
+template <class T>
+class DistributedGrid {
+ public:
+  DistributedGrid(const Decomposition& d, const std::vector<int>& devices) : decomposition_(d), devices_(devices) {
+    detail::require_devices(devices);
+    detail::require(static_cast<int>(devices.size()) == d.size(), "devices", static_cast<int>(devices.size()),
+                    "one device per sub-domain of the decomposition");
+    for (int s = 0; s < d.size(); ++s) {
+      const detail::DeviceScope scope(devices[static_cast<std::size_t>(s)]);
+      parts_.emplace_back(d[s].template layout<T>());
+    }
+  }
+
+  const Decomposition& decomposition() const { return decomposition_; }
+  int size() const { return decomposition_.size(); }
+  int device(int s) const { return devices_.at(static_cast<std::size_t>(s)); }
+  DeviceGrid<T>& part(int s) { return parts_.at(static_cast<std::size_t>(s)); }
+  const DeviceGrid<T>& part(int s) const { return parts_.at(static_cast<std::size_t>(s)); }
+
+  //! Fills every slab from the global grid `global` (its rows, halo rows and ring); blocks.
+  //! \throws relax::invalid_argument for a grid of another box.
+  void scatter(const HostGrid<T>& global) {
+    require_global(global);
+    for (int s = 0; s < size(); ++s) {
+      const detail::DeviceScope scope(device(s));
+      copy(reference::scatter(global, decomposition_[s]), part(s));
+    }
+  }
+  //! Puts every slab's owned rows into `global`; blocks.
+  void gather(HostGrid<T>& global) const {
+    require_global(global);
+    std::vector<HostGrid<T>> locals;
+    for (int s = 0; s < size(); ++s) {
+      const detail::DeviceScope scope(device(s));
+      locals.push_back(to_host(part(s)));
+    }
+    reference::gather(locals, decomposition_, global);
+  }
+
+ private:
+  void require_global(const HostGrid<T>& global) const {
+    detail::require(global.layout().extents == decomposition_.global(), "global grid", global.layout().extents.to_text(),
+                    ("a grid of the decomposition's box " + decomposition_.global().to_text()).c_str());
+  }
+
+  Decomposition decomposition_;
+  std::vector<int> devices_;
+  std::vector<DeviceGrid<T>> parts_;
+};
+
+//! Jacobi on the slabs of a box, one per entry of `devices` (see the file comment).
+template <class Stencil_, class Strategy_, class Comm_ = HostCopy>
+class MultiSolver {
+  static_assert(is_stencil_v<Stencil_>, "relax::MultiSolver<Stencil, Strategy, Comm>: Stencil is not a stencil");
+  static_assert(detail::exchange_depth<Strategy_>::value > 0,
+                "relax::MultiSolver<Stencil, Strategy, Comm>: the strategy must be Sync (SyncTile) or "
+                "TemporalBlock<D, ColumnStream> with a fixed D (exact, with a known exchange depth)");
+  static_assert(std::is_same_v<Comm_, HostCopy>,
+                "relax::MultiSolver<Stencil, Strategy, Comm>: the Comm policy built so far is relax::HostCopy");
+
+ public:
+  using Stencil = Stencil_;
+  using Strategy = Strategy_;
+  using Comm = Comm_;
+  using value_type = typename Stencil::value_type;
+  //! Rows (planes) each slab receives from a neighbour: radius × the sweeps between exchanges.
+  static constexpr int halo = Stencil::radius * detail::exchange_depth<Strategy>::value;
+
+  //! A solver for the box `global` split into `devices.size()` slabs, slab s on `devices[s]`.
+  //! \throws relax::invalid_argument for bad extents, devices, controller or options, or a slab
+  //!         thinner than the halo; relax::unavailable_error without a CUDA device.
+  MultiSolver(const Extents& global, std::vector<int> devices, Stencil stencil, Fixed controller = {},
+              SolveOptions options = {})
+      : stencil_(stencil), controller_(controller), options_(options), devices_(std::move(devices)),
+        decomposition_(checked(global, devices_), static_cast<int>(devices_.size()), halo) {
+    controller_.validate();
+    options_.validate();
+    detail::require(global.rank == Stencil::rank, "extents", global.to_text(),
+                    Stencil::rank == 3 ? "a 3D box (the stencil is 3D)" : "a 2D box (the stencil is 2D)");
+    for (int s = 0; s < decomposition_.size(); ++s) {
+      const detail::DeviceScope scope(devices_[static_cast<std::size_t>(s)]);
+      parts_.push_back(std::make_unique<Part>(decomposition_[s].template layout<value_type>()));
+    }
+  }
+
+  const Decomposition& decomposition() const { return decomposition_; }
+  const std::vector<int>& devices() const { return devices_; }
+  //! A distributed grid of this solver's slabs and devices (zeroed).
+  DistributedGrid<value_type> make_grid() const { return DistributedGrid<value_type>(decomposition_, devices_); }
+
+  //! Solves A u = b from the initial guess in `u` (its global ring the boundary values); on return
+  //! every slab's owned rows hold the last iterate (each slab's storage may have been exchanged
+  //! with the solver's workspace). Blocks until the solve is done.
+  SolveReport solve(DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
+    require_grid(u, "u");
+    require_grid(b, "b");
+    const auto started = std::chrono::steady_clock::now();
+    SolveReport report;
+    for (int s = 0; s < size(); ++s) {  // the workspace gets the rings (and the received rows)
+      const detail::DeviceScope scope(device(s));
+      copy(u.part(s), part(s).scratch, part(s).stream);
+    }
+    report.rhs_norm = rhs_norm(u, b);
+    const StopCriterion stop = criterion(options_);
+    const std::int64_t check_every = controller_.sweeps_before_check();
+    for (;;) {
+      const std::int64_t batch = std::min(check_every, options_.max_sweeps - report.sweeps);
+      for (std::int64_t done = 0; done < batch;) {
+        const int sweeps = static_cast<int>(std::min<std::int64_t>(detail::exchange_depth<Strategy>::value, batch - done));
+        round(u, b, sweeps);
+        exchange(u);
+        done += sweeps;
+      }
+      report.sweeps += batch;
+      const double norm = residual_norm(u, b);
+      report.rho = StopCriterion::relative(norm, report.rhs_norm);
+      ++report.checks;
+      if (options_.record_history) report.history.push_back({report.sweeps, report.rho});
+      const StopReason decision = stop.decide(norm, report.rhs_norm, report.sweeps);
+      if (decision != StopReason::go_on) {
+        report.status = to_solve_status(decision);
+        break;
+      }
+    }
+    report.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    return report;
+  }
+
+ private:
+  // What one slab keeps: its stream, its workspace grid, its norm word, and the events that order
+  // its rounds and its copies against its neighbours'.
+  struct Part {
+    explicit Part(const GridLayout& layout) : scratch(layout, stream) {}
+    Stream stream;
+    DeviceGrid<value_type> scratch;
+    MaxNormSlot<value_type> slot;
+    Event swept;   // its last round is done
+    Event copied;  // its last halo copies (reads of its neighbours' owned rows) are done
+  };
+
+  static const Extents& checked(const Extents& global, const std::vector<int>& devices) {
+    detail::require_devices(devices);
+    global.validate();
+    return global;
+  }
+  int size() const { return decomposition_.size(); }
+  int device(int s) const { return devices_[static_cast<std::size_t>(s)]; }
+  Part& part(int s) { return *parts_[static_cast<std::size_t>(s)]; }
+  const Part& part(int s) const { return *parts_[static_cast<std::size_t>(s)]; }
+
+  void require_grid(const DistributedGrid<value_type>& g, const char* what) const {
+    detail::require(g.decomposition().global() == decomposition_.global() && g.size() == size(), what,
+                    g.decomposition().global().to_text(), "a grid made by this solver (make_grid)");
+    for (int s = 0; s < size(); ++s) {
+      detail::require(g.device(s) == device(s), what, g.device(s), "the solver's device for each sub-domain");
+      detail::require_layout(g.part(s).layout(), part(s).scratch.layout(), what);
+    }
+  }
+
+  // The slabs' neighbours.
+  template <class F>
+  void for_neighbours(int s, F&& f) const {
+    if (decomposition_[s].has_prev) f(s - 1);
+    if (decomposition_[s].has_next) f(s + 1);
+  }
+
+  // `sweeps` sweeps (one launch) on every slab, each after its neighbours have copied the rows
+  // this round overwrites.
+  void round(DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b, int sweeps) {
+    for (int s = 0; s < size(); ++s) {
+      const detail::DeviceScope scope(device(s));
+      Part& p = part(s);
+      for_neighbours(s, [&](int n) { RELAX_CUDA_CHECK(cudaStreamWaitEvent(p.stream, part(n).copied.get(), 0)); });
+      Sweeper<Strategy>::run(stencil_, u.part(s), p.scratch, b.part(s),
+                             Batch{sweeps, detail::exchange_depth<Strategy>::value, family_v<Strategy>}, p.stream);
+      p.swept.record(p.stream);
+    }
+  }
+
+  // Every slab receives the H rows next to its owned rows from each neighbour, once that
+  // neighbour's round is done.
+  void exchange(DistributedGrid<value_type>& u) {
+    const GridLayout& l = part(0).scratch.layout();
+    const std::int64_t line = l.rank() == 3 ? l.plane : l.pitch;  // elements of one storage row (plane)
+    for (int s = 0; s < size(); ++s) {
+      const detail::DeviceScope scope(device(s));
+      Part& p = part(s);
+      const Slab& me = decomposition_[s];
+      auto receive = [&](const RowRange& rows, int from) {
+        RELAX_CUDA_CHECK(cudaStreamWaitEvent(p.stream, part(from).swept.get(), 0));
+        const Slab& them = decomposition_[from];
+        value_type* to = u.part(s).data() + me.storage_row(rows.first) * line;
+        const value_type* source = u.part(from).data() + them.storage_row(rows.first) * line;
+        RELAX_CUDA_CHECK(cudaMemcpyPeerAsync(to, device(s), source, device(from),
+                                             static_cast<std::size_t>(rows.count * line) * sizeof(value_type), p.stream));
+      };
+      if (me.has_prev) receive(me.receive_from_prev(), s - 1);
+      if (me.has_next) receive(me.receive_from_next(), s + 1);
+      p.copied.record(p.stream);
+    }
+  }
+
+  // ‖b‖: the max over the slabs of their owned rows' part.
+  double rhs_norm(const DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
+    for (int s = 0; s < size(); ++s) {
+      const detail::DeviceScope scope(device(s));
+      Part& p = part(s);
+      const Slab& me = decomposition_[s];
+      const detail::Shape g = detail::shape_of(u.part(s).layout());
+      const std::int64_t across = g.nx * (Stencil::rank == 3 ? g.ny : 1);
+      const std::int64_t blocks = std::clamp<std::int64_t>(
+          detail::tile_count(across * me.owned.count, detail::residual_block_x * detail::residual_block_y), 1, 65535);
+      p.slot.reset(p.stream);
+      detail::slab_rhs_max_kernel<<<static_cast<unsigned>(blocks), dim3(detail::residual_block_x, detail::residual_block_y),
+                                    0, p.stream>>>(stencil_, u.part(s).origin(), b.part(s).origin(), g,
+                                                   me.storage_row(me.owned.first), me.owned.count, me.has_prev,
+                                                   me.has_next, p.slot.target());
+      RELAX_CUDA_CHECK_LAUNCH();
+      p.slot.request(p.stream);
+    }
+    return collect_max();
+  }
+
+  // ρ's numerator: the max over the slabs of the residual over their whole local boxes (after an
+  // exchange, every local point's residual is the global one).
+  double residual_norm(const DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
+    for (int s = 0; s < size(); ++s) {
+      const detail::DeviceScope scope(device(s));
+      request_residual_norm(stencil_, u.part(s), b.part(s), part(s).slot, part(s).stream);
+    }
+    return collect_max();
+  }
+
+  double collect_max() {
+    value_type best = value_type(0);
+    for (int s = 0; s < size(); ++s) {
+      const value_type v = part(s).slot.wait();
+      best = arith::abs_bits(v) > arith::abs_bits(best) ? v : best;  // NaN propagates as in one slot
+    }
+    return static_cast<double>(best);
+  }
+
+  Stencil stencil_;
+  Fixed controller_;
+  SolveOptions options_;
+  std::vector<int> devices_;
+  Decomposition decomposition_;
+  std::vector<std::unique_ptr<Part>> parts_;
+};
+
+}  // namespace relax
