@@ -86,46 +86,6 @@ inline void require_devices(const std::vector<int>& devices) {
             count == 0 ? "a CUDA device, but none is present" : "indices of CUDA devices present here");
 }
 
-//! ‖b‖∞ over the local rows [first, first + count) of a slab (rows in 2D, planes in 3D, local
-//! interior indices from 1): max |s.residual| of a zero interior, with the values of u only on the
-//! global ring; the local ring on a side with a neighbour (`prev_is_interior`,
-//! `next_is_interior`) holds that neighbour's rows, which are interior.
-template <class S, class T>
-__global__ void __launch_bounds__(residual_block_x* residual_block_y)
-    slab_rhs_max_kernel(S s, const T* __restrict__ u, const T* __restrict__ b, Shape g, std::int64_t first,
-                        std::int64_t count, bool prev_is_interior, bool next_is_interior, arith::bits_t<T>* target) {
-  constexpr int rank = S::rank;
-  const std::int64_t across = g.nx * (rank == 3 ? g.ny : 1);  // points of one row (plane)
-  const std::int64_t points = across * count;
-  const std::int64_t along_end = rank == 3 ? g.nz + 1 : g.ny + 1;
-  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * residual_block_x * residual_block_y;
-  auto ring = [&](std::int64_t k, std::int64_t i, std::int64_t j) -> T {
-    const std::int64_t along = rank == 3 ? k : i;
-    const bool slow_edge = (along == 0 && !prev_is_interior) || (along == along_end && !next_is_interior);
-    const bool edge = j == 0 || j == g.nx + 1 || slow_edge ||
-                      (rank == 3 && (i == 0 || i == g.ny + 1));
-    return edge ? u[g.at(k, i, j)] : T(0);
-  };
-  arith::bits_t<T> best = 0;
-  for (std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * residual_block_x * residual_block_y +
-                        threadIdx.y * residual_block_x + threadIdx.x;
-       p < points; p += threads) {
-    const std::int64_t j = p % g.nx + 1;
-    const std::int64_t i = rank == 3 ? p / g.nx % g.ny + 1 : first + p / g.nx;
-    const std::int64_t k = rank == 3 ? first + p / across : 0;
-    Neighbours<T, rank> nb;
-    if constexpr (rank == 2) {
-      nb = {T(0), ring(k, i - 1, j), ring(k, i + 1, j), ring(k, i, j + 1), ring(k, i, j - 1)};
-    } else {
-      nb = {T(0), ring(k, i - 1, j), ring(k, i + 1, j), ring(k, i, j + 1), ring(k, i, j - 1),
-            ring(k - 1, i, j), ring(k + 1, i, j)};
-    }
-    const auto bits = arith::abs_bits(s.residual(nb, g.point<rank>(k, i, j), b[g.at(k, i, j)]));
-    best = best > bits ? best : bits;
-  }
-  block_max_into<residual_block_x, residual_block_y>(best, target);
-}
-
 }  // namespace detail
 
 //! A grid split into the slabs of a `Decomposition`, slab s on device `devices[s]` (its local grid:
@@ -332,23 +292,14 @@ class MultiSolver {
     }
   }
 
-  // ‖b‖: the max over the slabs of their owned rows' part.
+  // ‖b‖: the max over the slabs of their owned rows' part (boundary values from the global ring
+  // only: the local ring on a side with a neighbour holds that neighbour's rows).
   double rhs_norm(const DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
     for (int s = 0; s < size(); ++s) {
       const detail::DeviceScope scope(device(s));
-      Part& p = part(s);
       const Slab& me = decomposition_[s];
-      const detail::Shape g = detail::shape_of(u.part(s).layout());
-      const std::int64_t across = g.nx * (Stencil::rank == 3 ? g.ny : 1);
-      const std::int64_t blocks = std::clamp<std::int64_t>(
-          detail::tile_count(across * me.owned.count, detail::residual_block_x * detail::residual_block_y), 1, 65535);
-      p.slot.reset(p.stream);
-      detail::slab_rhs_max_kernel<<<static_cast<unsigned>(blocks), dim3(detail::residual_block_x, detail::residual_block_y),
-                                    0, p.stream>>>(stencil_, u.part(s).origin(), b.part(s).origin(), g,
-                                                   me.storage_row(me.owned.first), me.owned.count, me.has_prev,
-                                                   me.has_next, p.slot.target());
-      RELAX_CUDA_CHECK_LAUNCH();
-      p.slot.request(p.stream);
+      request_rhs_norm(stencil_, u.part(s), b.part(s), part(s).slot, part(s).stream,
+                       {me.storage_row(me.owned.first), me.owned.count, me.has_prev, me.has_next});
     }
     return collect_max();
   }

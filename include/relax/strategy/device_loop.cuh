@@ -309,6 +309,45 @@ __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, cons
   }
 }
 
+//! The loop of the device loops that sweep in passes (streamed, block-asynchronous): passes of up
+//! to D sweeps (`loop.batch_depth(D)`; the period's remainder shallower), `pass(src, dst, d)`
+//! sweeping the block's part of d sweeps from src into dst, a grid barrier after each (the next
+//! pass reads the edges of other blocks' parts), and every M sweeps the residual on the Sync
+//! walk's tiles in blocks of `BlockX × BlockY` and the decision, as in `persistent_sync_kernel`.
+//! Ends with the report.
+template <int BlockX, int BlockY, int Rank, int D, class S, class T, class Pass>
+__device__ __forceinline__ void run_passes(DeviceLoopCounters<T>& loop, const DeviceLoopPlan& plan, const S& s, T* u,
+                                           T* w, const T* __restrict__ b, const Shape& g, Pass&& pass) {
+  constexpr int Rows = Rank == 2 ? 8 : 4;  // rows (planes) a thread walks in the residual
+  const std::int64_t residual_x = tile_count(g.nx, BlockX * Vec16<T>::width);
+  const std::int64_t residual_work = residual_x * walk_tiles<BlockY, Rows, Rank>(g);
+  T* src = u;
+  T* dst = w;
+  bool in_scratch = false;
+  bool ok = true;
+  while (ok) {
+    const std::int64_t period = loop.period();
+    for (std::int64_t done = 0; done < period && ok;) {
+      const int d = static_cast<int>(min(static_cast<std::int64_t>(loop.batch_depth(D)), period - done));
+      pass(static_cast<const T*>(src), dst, d);
+      T* const swap = src;
+      src = dst;
+      dst = swap;
+      in_scratch = !in_scratch;
+      loop.sweeps += d;
+      done += d;
+      ok = loop.barrier.arrive_and_wait();
+    }
+    if (!ok || plan.check_every == 0) break;
+    arith::bits_t<T> best = 0;
+    for (std::int64_t item = blockIdx.x; item < residual_work; item += gridDim.x)
+      fold_tile_residual<BlockX, BlockY, Rows>(best, item % residual_x, item / residual_x, s, src, b, g);
+    ok = loop.template check<BlockX, BlockY>(best);
+    if (!ok || loop.reason != StopReason::go_on) break;
+  }
+  loop.report(loop.sweeps, in_scratch);
+}
+
 //! The streamed device loop: every resident block takes the work items of the column stream in
 //! turn (item = block, block + grid, ...), a pass of up to D exact sweeps each, and all blocks
 //! meet at the grid barrier after every pass (the next pass reads the edges of other blocks'
@@ -324,41 +363,15 @@ __global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? tuning:
                              arith::bits_t<T>* history) {
   extern __shared__ __align__(16) unsigned char queue_bytes[];  // 3D: the plane queue
   Lane<T>* const queue = reinterpret_cast<Lane<T>*>(queue_bytes);
-  constexpr int BlockY = stream_block_y<Rank>;
-  constexpr int Rows = Rank == 2 ? 8 : 4;  // rows (planes) a thread walks in the residual
   DeviceLoopCounters<T> loop(plan, state, reports, history);
-  const std::int64_t residual_x = tile_count(g.nx, 32 * Vec16<T>::width);
-  const std::int64_t residual_work = residual_x * walk_tiles<BlockY, Rows, Rank>(g);
-  T* src = u;
-  T* dst = w;
-  bool in_scratch = false;
-  bool ok = true;
-  while (ok) {
-    const std::int64_t period = loop.period();
-    for (std::int64_t done = 0; done < period && ok;) {
-      const int d = static_cast<int>(min(static_cast<std::int64_t>(loop.batch_depth(D)), period - done));
-      with_depth<1, D>(d, [&](auto depth) {
-        constexpr int dd = decltype(depth)::value;
-        const std::int64_t items = stream_items<Rank, dd, T>(g, segment);
-        for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x)
-          stream_item<Rank, dd>(s, src, dst, b, g, segment, item, queue);
-      });
-      T* const swap = src;
-      src = dst;
-      dst = swap;
-      in_scratch = !in_scratch;
-      loop.sweeps += d;
-      done += d;
-      ok = loop.barrier.arrive_and_wait();  // the next pass, or the residual, reads every block's points
-    }
-    if (!ok || plan.check_every == 0) break;
-    arith::bits_t<T> best = 0;
-    for (std::int64_t item = blockIdx.x; item < residual_work; item += gridDim.x)
-      fold_tile_residual<32, BlockY, Rows>(best, item % residual_x, item / residual_x, s, src, b, g);
-    ok = loop.template check<32, BlockY>(best);
-    if (!ok || loop.reason != StopReason::go_on) break;
-  }
-  loop.report(loop.sweeps, in_scratch);
+  run_passes<32, stream_block_y<Rank>, Rank, D>(loop, plan, s, u, w, b, g, [&](const T* src, T* dst, int d) {
+    with_depth<1, D>(d, [&](auto depth) {
+      constexpr int dd = decltype(depth)::value;
+      const std::int64_t items = stream_items<Rank, dd, T>(g, segment);
+      for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x)
+        stream_item<Rank, dd>(s, src, dst, b, g, segment, item, queue);
+    });
+  });
 }
 
 //! The block-asynchronous device loop: every resident block takes the tiles of the launched
@@ -373,43 +386,18 @@ __global__ void __launch_bounds__(TileX* TileY)
                             DeviceLoopState<T>* state, DeviceLoopStepReport<T>* reports, arith::bits_t<T>* history) {
   extern __shared__ __align__(16) unsigned char tile_bytes[];
   constexpr int Rank = S::rank;
-  constexpr int Rows = Rank == 2 ? 8 : 4;  // rows (planes) a thread walks in the residual
   DeviceLoopCounters<T> loop(plan, state, reports, history);
   const std::int64_t tiles_x = tile_count(g.nx, TileX), tiles_y = tile_count(g.ny, TileY);
   const std::int64_t tiles = tiles_x * tiles_y * (Rank == 3 ? tile_count(g.nz, TileZ) : 1);
-  const std::int64_t residual_x = tile_count(g.nx, TileX * Vec16<T>::width);
-  const std::int64_t residual_work = residual_x * walk_tiles<TileY, Rows, Rank>(g);
   const int thread = static_cast<int>(threadIdx.y) * TileX + static_cast<int>(threadIdx.x);
-  T* src = u;
-  T* dst = w;
-  bool in_scratch = false;
-  bool ok = true;
-  while (ok) {
-    const std::int64_t period = loop.period();
-    for (std::int64_t done = 0; done < period && ok;) {
-      const int d = static_cast<int>(min(static_cast<std::int64_t>(D), period - done));
-      for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-        const std::int64_t rest = t / tiles_x;
-        const TileOrigin o = tile_origin<Rank>(rest / tiles_y, rest % tiles_y, t % tiles_x, TileX, TileY, TileZ, 1);
-        tile_pass<Rank, false>(s, src, dst, b, g, o, TileX, TileY, TileZ, d, reinterpret_cast<T*>(tile_bytes), thread,
-                               TileX * TileY);
-      }
-      T* const swap = src;
-      src = dst;
-      dst = swap;
-      in_scratch = !in_scratch;
-      loop.sweeps += d;
-      done += d;
-      ok = loop.barrier.arrive_and_wait();  // the next pass, or the residual, reads every block's tiles
+  run_passes<TileX, TileY, Rank, D>(loop, plan, s, u, w, b, g, [&](const T* src, T* dst, int d) {
+    for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+      const std::int64_t rest = t / tiles_x;
+      const TileOrigin o = tile_origin<Rank>(rest / tiles_y, rest % tiles_y, t % tiles_x, TileX, TileY, TileZ, 1);
+      tile_pass<Rank, false>(s, src, dst, b, g, o, TileX, TileY, TileZ, d, reinterpret_cast<T*>(tile_bytes), thread,
+                             TileX * TileY);
     }
-    if (!ok || plan.check_every == 0) break;
-    arith::bits_t<T> best = 0;
-    for (std::int64_t item = blockIdx.x; item < residual_work; item += gridDim.x)
-      fold_tile_residual<TileX, TileY, Rows>(best, item % residual_x, item / residual_x, s, src, b, g);
-    ok = loop.template check<TileX, TileY>(best);
-    if (!ok || loop.reason != StopReason::go_on) break;
-  }
-  loop.report(loop.sweeps, in_scratch);
+  });
 }
 
 //! The flags of the on-chip device loop: tile t's word holds the number of batches whose frame
@@ -759,6 +747,33 @@ DeviceLoopResult read_device_loop(DeviceLoopWorkspace<T>& workspace, bool with_h
   return result;
 }
 
+//! The blocks of `kernel` (of `threads` threads and `bytes` of dynamic shared memory) that can be
+//! resident on the current device at once (the occupancy API times the SM count).
+//! \throws relax::invalid_argument naming `what` when not one fits on an SM.
+template <class Kernel>
+std::int64_t resident_blocks(Kernel kernel, int threads, std::size_t bytes, const char* what) {
+  int per_sm = 0;
+  RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, bytes));
+  require(per_sm >= 1, what, threads, "a block that fits on an SM");
+  return static_cast<std::int64_t>(per_sm) * current_sm_count();
+}
+
+//! Launches a device loop's `kernel` cooperatively on as many blocks as there are work items, at
+//! most `resident`, with `args`; reads its report back (a wait that did not complete throws
+//! `device_loop_error` naming `what`) and leaves the iterate in `u`.
+template <class T, class... Params, class... Args>
+DeviceLoopResult launch_device_loop(void (*kernel)(Params...), std::int64_t work, std::int64_t resident, dim3 block,
+                                    std::size_t bytes, DeviceGrid<T>& u, DeviceGrid<T>& scratch,
+                                    const DeviceLoopPlan& plan, DeviceLoopWorkspace<T>& workspace, bool with_history,
+                                    const char* what, cudaStream_t stream, const Args&... args) {
+  const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(work, resident)));
+  workspace.reset(stream);
+  launch_cooperative(kernel, dim3(blocks), block, bytes, stream, args...);
+  const DeviceLoopResult result = read_device_loop(workspace, with_history, plan, what, stream);
+  if (result.in_scratch) u.swap(scratch);
+  return result;
+}
+
 //! The batch interface of a device-loop sweeper (`Loop`, which derives from it): `batch.sweeps`
 //! sweeps in one launch with no check. It allocates its own report words per call; a solver
 //! keeps a `DeviceLoopWorkspace` and calls `Loop::solve` instead.
@@ -804,32 +819,24 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>>
     const detail::Shape g = detail::shape_of(u.layout());
     bool deep = Rows != 1;
     if constexpr (Rows == dynamic) deep = Sweeper<Tag>::template deep_rows_fill_device<S::rank, T>(g);
-    if (deep) launch<deep_rows>(s, u, scratch, b, g, plan, workspace, stream);
-    else launch<1>(s, u, scratch, b, g, plan, workspace, stream);
-    const detail::DeviceLoopResult result =
-        detail::read_device_loop(workspace, with_history, plan, "persistent_sync_kernel: a grid barrier", stream);
-    if (result.in_scratch) u.swap(scratch);
-    return result;
+    return deep ? launch<deep_rows>(s, u, scratch, b, g, plan, workspace, with_history, stream)
+                : launch<1>(s, u, scratch, b, g, plan, workspace, with_history, stream);
   }
 
  private:
   static constexpr int deep_rows = Rows == dynamic ? tuning::sync_deep_rows : Rows;
 
   template <int R, class S, class T>
-  static void launch(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
-                     const detail::Shape& g, const detail::DeviceLoopPlan& plan,
-                     DeviceLoopWorkspace<T>& workspace, cudaStream_t stream) {
+  static detail::DeviceLoopResult launch(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
+                                         const detail::Shape& g, const detail::DeviceLoopPlan& plan,
+                                         DeviceLoopWorkspace<T>& workspace, bool with_history, cudaStream_t stream) {
     auto kernel = detail::persistent_sync_kernel<BlockX, BlockY, R, S, T>;
-    int per_sm = 0;
-    RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BlockX * BlockY, 0));
-    detail::require(per_sm >= 1, "DeviceLoop<SyncTile>", BlockX * BlockY, "a block that fits on an SM");
     const std::int64_t work = detail::tile_count(g.nx, BlockX * detail::Vec16<T>::width) *
                               detail::walk_tiles<BlockY, R, S::rank>(g);
-    const std::int64_t resident = static_cast<std::int64_t>(per_sm) * current_sm_count();
-    const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(work, resident)));
-    workspace.reset(stream);
-    detail::launch_cooperative(kernel, dim3(blocks), dim3(BlockX, BlockY), 0, stream, s, u.origin(), scratch.origin(),
-                               b.origin(), g, plan, workspace.state(), workspace.reports(), workspace.history());
+    return detail::launch_device_loop(kernel, work, detail::resident_blocks(kernel, BlockX * BlockY, 0, "DeviceLoop<SyncTile>"),
+                                      dim3(BlockX, BlockY), 0, u, scratch, plan, workspace, with_history,
+                                      "persistent_sync_kernel: a grid barrier", stream, s, u.origin(), scratch.origin(),
+                                      b.origin(), g, plan, workspace.state(), workspace.reports(), workspace.history());
   }
 };
 
@@ -884,20 +891,12 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
       if (bytes > 48 * 1024)
         RELAX_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
     }
-    int per_sm = 0;
-    RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads<S>, bytes));
-    detail::require(per_sm >= 1, "D", D, "a depth whose stream block fits on an SM");
-    const std::int64_t resident = static_cast<std::int64_t>(per_sm) * current_sm_count();
+    const std::int64_t resident = detail::resident_blocks(k, threads<S>, bytes, "DeviceLoop<TemporalBlock<D, ColumnStream>>");
     const auto [segment, items] = work<S, T>(g, resident);
-    const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(items, resident)));
-    workspace.reset(stream);
-    detail::launch_cooperative(k, dim3(blocks), dim3(32, detail::stream_block_y<S::rank>), bytes, stream, s,
-                               u.origin(), scratch.origin(), b.origin(), g, segment, plan, workspace.state(),
-                               workspace.reports(), workspace.history());
-    const detail::DeviceLoopResult result =
-        detail::read_device_loop(workspace, with_history, plan, "persistent_stream_kernel: a grid barrier", stream);
-    if (result.in_scratch) u.swap(scratch);
-    return result;
+    return detail::launch_device_loop(k, items, resident, dim3(32, detail::stream_block_y<S::rank>), bytes, u, scratch,
+                                      plan, workspace, with_history, "persistent_stream_kernel: a grid barrier", stream,
+                                      s, u.origin(), scratch.origin(), b.origin(), g, segment, plan, workspace.state(),
+                                      workspace.reports(), workspace.history());
   }
 
   //! The segment length (rows in 2D, planes in 3D) of a pass of depth D over `g` with `resident`
@@ -957,20 +956,12 @@ struct Sweeper<DeviceLoop<BlockAsync<D, Tile<X, Y, Z>>>>
     detail::require(bytes <= detail::shared_bytes_limit(), "Tile", X * Y, "a tile whose halo fits in shared memory");
     if (bytes > 48 * 1024)
       RELAX_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-    int per_sm = 0;
-    RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, X * Y, bytes));
-    detail::require(per_sm >= 1, "Tile", X * Y, "a tile whose block fits on an SM");
     const std::int64_t tiles = detail::tile_count(g.nx, X) * detail::tile_count(g.ny, Y) *
                                (S::rank == 3 ? detail::tile_count(g.nz, Z) : 1);
-    const std::int64_t resident = static_cast<std::int64_t>(per_sm) * current_sm_count();
-    const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(tiles, resident)));
-    workspace.reset(stream);
-    detail::launch_cooperative(k, dim3(blocks), dim3(X, Y), bytes, stream, s, u.origin(), scratch.origin(), b.origin(),
-                               g, plan, workspace.state(), workspace.reports(), workspace.history());
-    const detail::DeviceLoopResult result =
-        detail::read_device_loop(workspace, with_history, plan, "persistent_tiled_kernel: a grid barrier", stream);
-    if (result.in_scratch) u.swap(scratch);
-    return result;
+    return detail::launch_device_loop(k, tiles, detail::resident_blocks(k, X * Y, bytes, "DeviceLoop<BlockAsync<D, Tile>>"),
+                                      dim3(X, Y), bytes, u, scratch, plan, workspace, with_history,
+                                      "persistent_tiled_kernel: a grid barrier", stream, s, u.origin(), scratch.origin(),
+                                      b.origin(), g, plan, workspace.state(), workspace.reports(), workspace.history());
   }
 
  private:

@@ -32,25 +32,42 @@ __global__ void __launch_bounds__(residual_block_x* residual_block_y)
   block_max_into<residual_block_x, residual_block_y>(best, target);
 }
 
-//! ‖b‖∞ of the interior system: max |s.residual| of a zero interior, where only ring values of u
-//! count. Once per solve, so written for clarity, not speed: one thread per point, grid-stride.
+//! The rows (planes in 3D) ‖b‖ is taken over, in interior indices from 1, and whether the ring
+//! row (plane) before the first and after the last is the box's boundary: a sub-domain's slab
+//! takes its owned rows, and its ring on a side with a neighbour holds interior rows.
+struct RhsRows {
+  std::int64_t first = 1;
+  std::int64_t count = -1;  //!< −1: to the last row
+  bool prev_is_interior = false;
+  bool next_is_interior = false;
+};
+
+//! ‖b‖∞ of the interior system over `rows`: max |s.residual| of a zero interior, where only the
+//! boundary's ring values of u count. Once per solve, so written for clarity, not speed: one
+//! thread per point, grid-stride.
 template <class S, class T>
 __global__ void __launch_bounds__(residual_block_x* residual_block_y)
-    rhs_max_kernel(S s, const T* __restrict__ u, const T* __restrict__ b, Shape g, arith::bits_t<T>* target) {
+    rhs_max_kernel(S s, const T* __restrict__ u, const T* __restrict__ b, Shape g, RhsRows rows,
+                   arith::bits_t<T>* target) {
   constexpr int rank = S::rank;
-  const std::int64_t points = g.nx * g.ny * g.nz;
+  const std::int64_t last = rank == 3 ? g.nz : g.ny;  // along the slowest axis
+  const std::int64_t count = rows.count < 0 ? last - rows.first + 1 : rows.count;
+  const std::int64_t across = g.nx * (rank == 3 ? g.ny : 1);  // points of one row (plane)
+  const std::int64_t points = across * count;
   const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * residual_block_x * residual_block_y;
   auto ring = [&](std::int64_t k, std::int64_t i, std::int64_t j) -> T {
-    const bool edge = i == 0 || j == 0 || i == g.ny + 1 || j == g.nx + 1 ||
-                      (rank == 3 && (k == 0 || k == g.nz + 1));
+    const std::int64_t along = rank == 3 ? k : i;
+    const bool edge = j == 0 || j == g.nx + 1 || (rank == 3 && (i == 0 || i == g.ny + 1)) ||
+                      (along == 0 && !rows.prev_is_interior) || (along == last + 1 && !rows.next_is_interior);
     return edge ? u[g.at(k, i, j)] : T(0);
   };
   arith::bits_t<T> best = 0;
   for (std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * residual_block_x * residual_block_y +
                         threadIdx.y * residual_block_x + threadIdx.x;
        p < points; p += threads) {
-    const std::int64_t j = p % g.nx + 1, i = p / g.nx % g.ny + 1;
-    const std::int64_t k = rank == 3 ? p / (g.nx * g.ny) + 1 : 0;
+    const std::int64_t j = p % g.nx + 1;
+    const std::int64_t i = rank == 3 ? p / g.nx % g.ny + 1 : rows.first + p / g.nx;
+    const std::int64_t k = rank == 3 ? rows.first + p / across : 0;
     Neighbours<T, rank> nb;
     if constexpr (rank == 2) {
       nb = {T(0), ring(k, i - 1, j), ring(k, i + 1, j), ring(k, i, j + 1), ring(k, i, j - 1)};
@@ -97,19 +114,28 @@ T residual_norm(const S& s, const DeviceGrid<T>& u, const DeviceGrid<T>& b, MaxN
   return slot.wait();
 }
 
+//! Queues ‖b‖∞ of the interior system over `rows` (all of them by default; boundary values from
+//! the ring of `u`) on `stream` and its copy to the host; `slot.wait()` returns it.
+template <class S, class T = typename S::value_type>
+void request_rhs_norm(const S& s, const DeviceGrid<T>& u, const DeviceGrid<T>& b, MaxNormSlot<T>& slot,
+                      cudaStream_t stream, const detail::RhsRows& rows = {}) {
+  detail::require_system<S>(u, b, "u");
+  slot.reset(stream);
+  const detail::Shape g = detail::shape_of(u.layout());
+  const std::int64_t blocks = std::clamp<std::int64_t>(
+      detail::tile_count(u.layout().points(), detail::residual_block_x * detail::residual_block_y), 1, 65535);
+  detail::rhs_max_kernel<<<static_cast<unsigned>(blocks), dim3(detail::residual_block_x, detail::residual_block_y),
+                           0, stream>>>(s, u.origin(), b.origin(), g, rows, slot.target());
+  RELAX_CUDA_CHECK_LAUNCH();
+  slot.request(stream);
+}
+
 //! ‖b‖∞ of the interior system, with the boundary values taken from the ring of `u`.
 template <class S, class T = typename S::value_type>
 T rhs_norm(const S& s, const DeviceGrid<T>& u, const DeviceGrid<T>& b, MaxNormSlot<T>& slot,
            cudaStream_t stream) {
-  detail::require_system<S>(u, b, "u");
-  slot.reset(stream);
-  const detail::Shape g = detail::shape_of(u.layout());
-  const std::int64_t blocks = std::min<std::int64_t>(
-      detail::tile_count(u.layout().points(), detail::residual_block_x * detail::residual_block_y), 65535);
-  detail::rhs_max_kernel<<<static_cast<unsigned>(blocks), dim3(detail::residual_block_x, detail::residual_block_y),
-                           0, stream>>>(s, u.origin(), b.origin(), g, slot.target());
-  RELAX_CUDA_CHECK_LAUNCH();
-  return slot.read(stream);
+  request_rhs_norm(s, u, b, slot, stream);
+  return slot.wait();
 }
 
 }  // namespace relax
