@@ -5,10 +5,12 @@
 // for its halo refused with a message.
 #include <catch2/catch.hpp>
 
+#include "gpu_runs.hpp"
 #include "grids.hpp"
 #include "runs.hpp"
 
 #include <relax/multi/host_copy.cuh>
+#include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
@@ -94,4 +96,25 @@ TEST_CASE("the host-controlled multi-sub-domain solver refuses bad devices, grid
   CHECK_THROWS_WITH(two.solve(u, b), Catch::Contains("a grid made by this solver"));
   HostGrid<float> other(Extents(32, 32));
   CHECK_THROWS_WITH(u.scatter(other), Catch::Contains("decomposition's box"));
+}
+
+TEST_CASE("the ten-step problem on k sub-domains of one GPU is the single-domain run, bit for bit",
+          "[multi][host_copy][diffusion]") {
+  const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
+  for (double r : {1.0, 10.0, 100.0}) {
+    const relax::DiffusionParams p = relax::testing::diffusion_params(257, r, src, 3);
+    HostGrid<float> want_u;
+    const auto want = relax::testing::gpu_diffusion<relax::Stencil5<float>, relax::TemporalBlock<4, relax::ColumnStream>>(
+        p, want_u, relax::Fixed(8), {}, relax::StepLaunch::per_step);
+    for (int parts : {2, 3}) {
+      INFO("r = " << r << ", " << parts << " sub-domains");
+      relax::MultiSolver<relax::Stencil5<float>, relax::TemporalBlock<4, relax::ColumnStream>> solver(
+          p.extents(), std::vector<int>(static_cast<std::size_t>(parts), 0), relax::Stencil5<float>(p.r));
+      relax::DistributedDiffusionState<float> state(p, solver.decomposition(), solver.devices());
+      const auto got = relax::run_diffusion(solver, state);
+      HostGrid<float> got_u = relax::initial_state<float>(p);
+      state.u().gather(got_u);
+      relax::testing::check_same_run(got, got_u, want, want_u);
+    }
+  }
 }

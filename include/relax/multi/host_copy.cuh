@@ -29,7 +29,9 @@
 #include <relax/core/stream.hpp>
 #include <relax/domain/decomposition.hpp>
 #include <relax/domain/device_grid.hpp>
+#include <relax/primitives/blas1.cuh>
 #include <relax/primitives/max_norm.cuh>
+#include <relax/problem/diffusion.hpp>
 #include <relax/reference/split.hpp>
 #include <relax/stencil/traits.hpp>
 #include <relax/strategy/column_stream.cuh>
@@ -40,6 +42,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -330,5 +333,58 @@ class MultiSolver {
   Decomposition decomposition_;
   std::vector<std::unique_ptr<Part>> parts_;
 };
+
+//! The diffusion problem's state on the slabs of a decomposition: u, Δt f and b, each a
+//! `DistributedGrid` (see `DiffusionState`).
+template <class T>
+class DistributedDiffusionState {
+ public:
+  DistributedDiffusionState(const DiffusionParams& p, const Decomposition& d, const std::vector<int>& devices)
+      : params_((p.validate(), p)), u_(d, devices), f_(d, devices), b_(d, devices) {
+    detail::require(p.extents() == d.global(), "extents", p.extents().to_text(),
+                    ("the decomposition's box " + d.global().to_text()).c_str());
+    u_.scatter(initial_state<T>(p));
+    f_.scatter(source_term<T>(p));
+  }
+
+  const DiffusionParams& params() const { return params_; }
+  DistributedGrid<T>& u() { return u_; }
+  const DistributedGrid<T>& u() const { return u_; }
+  const DistributedGrid<T>& b() const { return b_; }
+  //! b = u + Δt f on every slab, over its whole allocation (its halo rows hold the neighbours'
+  //! values after a solve, so they get the global b); blocks.
+  void form_rhs() {
+    for (int s = 0; s < u_.size(); ++s) {
+      const detail::DeviceScope scope(u_.device(s));
+      add(static_cast<std::int64_t>(u_.part(s).layout().size()), u_.part(s).data(), f_.part(s).data(),
+          b_.part(s).data(), nullptr);
+      RELAX_CUDA_CHECK(cudaStreamSynchronize(nullptr));  // the solver's streams do not wait for it
+    }
+  }
+
+ private:
+  DiffusionParams params_;
+  DistributedGrid<T> u_, f_, b_;
+};
+
+//! Runs `state.params().steps` implicit steps with a multi-sub-domain `solver`, a solve per step
+//! after b = uⁿ + Δt f (as `run_diffusion` with a launch per step). Stops after a step that does
+//! not converge; `on_step(step, report)` is called after each step.
+template <class S, class Strategy, class Comm, class T = typename S::value_type>
+RunReport run_diffusion(MultiSolver<S, Strategy, Comm>& solver, DistributedDiffusionState<T>& state,
+                        const std::function<void(int, const SolveReport&)>& on_step = {}) {
+  detail::require(state.params().dims == S::rank, "dims", state.params().dims, "the rank of the solver's stencil");
+  RunReport run;
+  run.points = state.params().extents().points();
+  const auto started = std::chrono::steady_clock::now();
+  for (int step = 0; step < state.params().steps; ++step) {
+    state.form_rhs();
+    run.steps.push_back(solver.solve(state.u(), state.b()));
+    if (on_step) on_step(step, run.steps.back());
+    if (!run.steps.back().converged()) break;
+  }
+  run.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  return run;
+}
 
 }  // namespace relax
