@@ -103,6 +103,36 @@ relax::RunReport run_gpu(const Options& o) {
   return run_gpu_stencil<relax::Stencil5<T>>(o);
 }
 
+// --devices: one slab per listed device, host-controlled halo copies (relax::MultiSolver).
+template <class S, class Strategy>
+relax::RunReport run_multi(const Options& o) {
+  relax::MultiSolver<S, Strategy> solver(o.problem.extents(), o.devices, S(o.problem.r), relax::Fixed(o.check_interval),
+                                         o.solve);
+  relax::DistributedDiffusionState<typename S::value_type> state(o.problem, solver.decomposition(), solver.devices());
+  return relax::run_diffusion(solver, state, print_step);
+}
+
+template <class S>
+relax::RunReport run_multi_stencil(const Options& o) {
+  if (o.strategy == StrategyName::sync) return run_multi<S, relax::Sync>(o);
+  switch (o.depth) {
+    case 1: return run_multi<S, relax::TemporalBlock<1, relax::ColumnStream>>(o);
+    case 2: return run_multi<S, relax::TemporalBlock<2, relax::ColumnStream>>(o);
+    case 4: return run_multi<S, relax::TemporalBlock<4, relax::ColumnStream>>(o);
+    default: return run_multi<S, relax::TemporalBlock<8, relax::ColumnStream>>(o);
+  }
+}
+
+template <class T>
+relax::RunReport run_gpu_multi(const Options& o) {
+  std::string list;
+  for (int d : o.devices) list += (list.empty() ? "" : ",") + std::to_string(d);
+  std::printf("%zu sub-domains (slabs along %s) on devices %s, halo copies from the host\n", o.devices.size(),
+              o.problem.dims == 3 ? "z" : "y", list.c_str());
+  if (o.problem.dims == 3) return run_multi_stencil<relax::Stencil7<T>>(o);
+  return run_multi_stencil<relax::Stencil5<T>>(o);
+}
+
 // On the host, TemporalBlock's and the device loop's iterates are Sync's (exact), so the plain
 // schedule serves, and serves for auto too (the choice needs a GPU's L2); the block-asynchronous schedule is emulated
 // with the GPU's default 32 x 8 tiles.
@@ -136,8 +166,10 @@ int run(const Options& o, Backend backend) {
     std::printf("backend: GPU (%s, %d SMs, %.0f MiB L2), strategy %s, %s checks\n", info.name.c_str(),
                 info.sm_count, static_cast<double>(info.l2_bytes) / (1 << 20), strategy.c_str(),
                 relax::to_string(o.solve.checks));
-    report = run_gpu<T>(o);
+    report = o.devices.empty() ? run_gpu<T>(o) : run_gpu_multi<T>(o);
   } else {
+    if (!o.devices.empty())
+      throw relax::unavailable_error("--devices needs the GPU backend, and no CUDA device is present");
     const relax::reference::Exec exec = relax::reference::Exec::openmp(o.threads);
     backend_name = "cpu";
     device = "reference backend, " + std::to_string(exec.resolved_threads()) + " thread(s)";

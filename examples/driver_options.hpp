@@ -40,6 +40,7 @@ struct Options {
   Precision precision = Precision::float32;
   StrategyName strategy = StrategyName::automatic;
   int depth = 4;  // D of temporal and blockasync
+  std::vector<int> devices;  // --devices: one sub-domain per entry (repeats allowed); empty: one domain
   int threads = 0;  // reference backend: 0 = all OpenMP threads
   std::string json_path;
   bool help = false;
@@ -69,6 +70,9 @@ inline const char* usage() {
          "  --depth D          D for temporal, blockasync, on-chip and device-stream: 1, 2, 4 or 8\n"
          "                     (default 4; 3D streams: at most 5 on an H200)\n"
          "  --checks C         blocking | overlapped (sweep on while rho travels; default blocking)\n"
+         "  --devices LIST     split the box into one slab per listed GPU, e.g. 0,1 or 0,0,0 (a GPU may\n"
+         "                     repeat: several sub-domains on one GPU); host-controlled halo copies;\n"
+         "                     strategies sync and temporal, blocking checks, the GPU backend\n"
          "  --backend B        auto | gpu | cpu (default auto: the GPU if one is present)\n"
          "  --threads P        reference backend threads, 0 = all (default 0)\n"
          "  --precision P      float | double (default float)\n"
@@ -88,6 +92,22 @@ inline double parse_real(const std::string& option, const std::string& text) {
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0') throw invalid_argument(option, text, "a number");
   return v;
+}
+//! A comma-separated list of device indices ("0,0,1").
+inline std::vector<int> parse_devices(const std::string& option, const std::string& text) {
+  std::vector<int> out;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', at);
+    const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 0 || v > 1023)
+      throw invalid_argument(option, text, "a comma-separated list of device indices, e.g. 0,1 or 0,0");
+    out.push_back(static_cast<int>(v));
+    if (comma == std::string::npos) return out;
+    at = comma + 1;
+  }
 }
 inline int narrow(const std::string& option, std::int64_t v) {
   relax::detail::require(v >= -2147483647 && v <= 2147483647, option.c_str(), v,
@@ -149,6 +169,7 @@ inline Options parse(const std::vector<std::string>& args) {
       else throw invalid_argument(opt, v, "blocking or overlapped");
     }
     else if (opt == "--threads") o.threads = detail::narrow(opt, detail::parse_int(opt, v));
+    else if (opt == "--devices") o.devices = detail::parse_devices(opt, v);
     else if (opt == "--json") o.json_path = v;
     else if (opt == "--backend") {
       if (v == "auto") o.backend = Backend::automatic;
@@ -177,6 +198,13 @@ inline Options parse(const std::vector<std::string>& args) {
   relax::detail::require(o.threads >= 0, "--threads", o.threads, "0 (all) or more");
   relax::detail::require(o.depth == 1 || o.depth == 2 || o.depth == 4 || o.depth == 8, "--depth",
                          o.depth, "1, 2, 4 or 8");
+  if (!o.devices.empty()) {
+    relax::detail::require(o.strategy == StrategyName::sync || o.strategy == StrategyName::temporal, "--strategy",
+                           to_string(o.strategy), "sync or temporal with --devices (the multi-sub-domain solver's)");
+    relax::detail::require(o.solve.checks == CheckMode::blocking, "--checks", "overlapped",
+                           "blocking with --devices");
+    relax::detail::require(o.backend != Backend::cpu, "--backend", "cpu", "gpu or auto with --devices");
+  }
   return o;
 }
 

@@ -14,6 +14,7 @@
 #include <relax/core/error.hpp>
 #include <relax/core/family.hpp>
 #include <relax/control/report.hpp>
+#include <relax/domain/decomposition.hpp>
 #include <relax/domain/grid.hpp>
 #include <relax/problem/diffusion.hpp>
 #include <relax/reference/cg.hpp>
@@ -42,6 +43,7 @@
 #include <relax/primitives/blas1.cuh>
 #include <relax/primitives/dot.cuh>
 #include <relax/primitives/grid_barrier.cuh>
+#include <relax/multi/host_copy.cuh>
 #include <relax/primitives/max_norm.cuh>
 #include <relax/solver/cg.cuh>
 #include <relax/solver/diffusion.cuh>

@@ -115,6 +115,16 @@ TEST_CASE("driver options: defaults, values and errors", "[validation][driver]")
   CHECK(relax::driver::parse({"--strategy", "device-loop"}).strategy == relax::driver::StrategyName::device_loop);
   CHECK(relax::driver::parse({"--strategy", "on-chip"}).strategy == relax::driver::StrategyName::on_chip);
   CHECK(relax::driver::parse({"--strategy", "device-stream"}).strategy == relax::driver::StrategyName::device_stream);
+  CHECK(relax::driver::parse({"--devices", "0,0,1", "--strategy", "sync"}).devices == std::vector<int>{0, 0, 1});
+  CHECK(relax::driver::parse({"--devices", "3", "--strategy", "temporal"}).devices == std::vector<int>{3});
+  for (const char* bad : {"", "0,", ",0", "0,,1", "-1", "a", "0;1", "2048"})
+    CHECK_THROWS_WITH(relax::driver::parse({"--devices", bad, "--strategy", "sync"}),
+                      Catch::Contains("--devices") && Catch::Contains("comma-separated list of device indices"));
+  CHECK_THROWS_WITH(relax::driver::parse({"--devices", "0,0"}), Catch::Contains("sync or temporal with --devices"));
+  CHECK_THROWS_WITH(relax::driver::parse({"--devices", "0,0", "--strategy", "sync", "--checks", "overlapped"}),
+                    Catch::Contains("blocking with --devices"));
+  CHECK_THROWS_WITH(relax::driver::parse({"--devices", "0", "--strategy", "sync", "--backend", "cpu"}),
+                    Catch::Contains("gpu or auto with --devices"));
   CHECK(rejected_option({"--checks", "sometimes"}) == "--checks");
   CHECK(rejected_option({"--strategy", "async"}) == "--strategy");
   CHECK(rejected_option({"--depth", "3"}) == "--depth");
