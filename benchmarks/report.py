@@ -150,6 +150,18 @@ def figures(rows, runs):
             f[f"persistent_best_time_r10_N{n}_ms"] = round(device[d]["real_time"], 3)
             f[f"launch_best_time_r10_N{n}_ms"] = round(launch[l]["real_time"], 3)
             print(f"persistent_over_best_time_r10_N{n}: {d} against {l}")
+    # Several sub-domains on one GPU (issue 15): k = 2 slabs of the same GPU against k = 1, host
+    # controlled, for the fastest strategy of the run at each size.
+    for key, n in (("N256", "256"), ("N16384", "16384"), ("N512_3d", "512")):
+        pairs = {}
+        for name, row in rows.items():
+            if m := re.fullmatch(rf"multi_sweep/host_copy/k:(1|2)/(\w+)/N:{n}", name):
+                pairs.setdefault(m.group(2), {})[m.group(1)] = row
+        whole = [(p["1"]["us_per_sweep"], p["2"]["us_per_sweep"]) for p in pairs.values() if "1" in p and "2" in p]
+        if whole:
+            one, two = min(whole)
+            f[f"multi_virtual2_overhead_pct_{key}_host"] = round((two / one - 1) * 100, 2)
+            f[f"multi_virtual2_us_per_sweep_{key}_host"] = round(two, 2)
     return f
 
 

@@ -3,13 +3,13 @@
 # compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the device tests tagged
 # [sanitize], and the benchmarks; leave logs and JSON under $OUT.
 #
-#   benchmarks/run_h200.sh [build] [test] [large] [sanitize] [bench] [cg] [experiment] [profile]
+#   benchmarks/run_h200.sh [build] [test] [large] [sanitize] [bench] [cg] [multi] [experiment] [profile]
 #                                         (default: build test large sanitize bench)
 #
 # Stages run in the order given. Each step runs within what is left of RUN_BUDGET seconds
 # (default 570, under the device tool's 600 s), so a long step cannot lose the logs.
 #
-# BENCH_FILTER and CG_FILTER (Google Benchmark regexes) limit the benchmarks run. The experiment stage runs the
+# BENCH_FILTER, CG_FILTER and MULTI_FILTER (Google Benchmark regexes) limit the benchmarks run. The experiment stage runs the
 # lines of benchmarks/experiment_plan.txt (or EXPERIMENT_PLAN), one relax_experiment invocation
 # each, for at most EXPERIMENT_BUDGET seconds in all (default 300), resuming from
 # docs/results/h200/experiment.csv, and leaves the CSV, and the report and plots in
@@ -87,6 +87,14 @@ stage_cg() {
   python3 benchmarks/cg_report.py "$OUT/bench_cg.json" --summary "$OUT/summary.json" \
     --markdown "$OUT/cg.md" || status=1
 }
+stage_multi() {
+  step "several sub-domains (relax_bench_multi)"
+  timed $BUILD/benchmarks/relax_bench_multi --benchmark_filter="${MULTI_FILTER:-.}" \
+    --benchmark_out="$OUT/bench_multi.json" --benchmark_out_format=json > "$LOGS/bench_multi.log" 2>&1 || status=1
+  tail -5 "$LOGS/bench_multi.log"
+  python3 benchmarks/report.py "$OUT/bench_multi.json" --summary "$OUT/summary.json" \
+    --readme "$OUT/results-README-multi.md" || status=1
+}
 stage_experiment() {
   step "experiment matrix"
   cp docs/results/h200/experiment.csv "$OUT/experiment.csv" 2>/dev/null || true
@@ -121,7 +129,7 @@ nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --f
   > "$LOGS/nvidia-smi.txt" 2>&1
 for stage in $stages; do
   case $stage in
-    build | test | large | sanitize | bench | cg | experiment | profile) "stage_$stage" ;;
+    build | test | large | sanitize | bench | cg | multi | experiment | profile) "stage_$stage" ;;
     *) echo "run_h200.sh: unknown stage '$stage'"; exit 2 ;;
   esac
 done
