@@ -15,6 +15,7 @@
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
 
+#include <algorithm>
 #include <vector>
 
 using relax::DeviceGrid;
@@ -148,15 +149,18 @@ TEST_CASE("Feedback on Adaptive tries the on-chip device loop where the grid fit
   CHECK(run.converged());
   for (const auto& s : run.steps) CHECK(s.rho < relax::SolveOptions{}.tol);
   const relax::Feedback& f = solver.controller();
-  // Solve 1 climbs the exact family; solve 2 is the device loop's trial.
-  CHECK_FALSE(on_chip[0]);
-  CHECK(on_chip[1]);
+  // The first solve climbs the exact family (a short solve may need a second one to finish the
+  // climb); the next solve is the device loop's trial.
+  const auto trial = std::find(on_chip.begin(), on_chip.end(), true);
+  REQUIRE(trial != on_chip.end());
+  CHECK(trial != on_chip.begin());
   CHECK(f.device_ms_per_sweep() > 0.0);
   // Chosen (on the H200 it is 2-7x faster than any launch-based strategy here), it ran every
   // solve after the decision (after the trial, or after a reference solve that decided).
   if (f.device_loop_chosen()) {
-    const std::size_t from = on_chip[2] ? 2 : 3;
-    for (std::size_t k = from; k < on_chip.size(); ++k) CHECK(on_chip[k]);
+    const auto after = trial + 1;
+    const auto from = after != on_chip.end() && !*after ? after + 1 : after;
+    for (auto k = from; k < on_chip.end(); ++k) CHECK(*k);
   }
   // The last iterate solves the last step's system, by the reference backend's residual.
   const HostGrid<float> u = relax::to_host(state.u(), solver.stream());

@@ -96,6 +96,9 @@ TEST_CASE("the host-controlled multi-sub-domain solver refuses bad devices, grid
   CHECK_THROWS_WITH(two.solve(u, b), Catch::Contains("a grid made by this solver"));
   HostGrid<float> other(Extents(32, 32));
   CHECK_THROWS_WITH(u.scatter(other), Catch::Contains("decomposition's box"));
+  relax::SolveOptions overlapped;
+  overlapped.checks = relax::CheckMode::overlapped;
+  CHECK_THROWS_WITH(Multi(e, {0, 0}, s, relax::Fixed(8), overlapped), Catch::Contains("options.checks"));
 }
 
 TEST_CASE("the ten-step problem on k sub-domains of one GPU is the single-domain run, bit for bit",

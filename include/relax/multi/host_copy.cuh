@@ -103,6 +103,8 @@ class DistributedGrid {
     for (int s = 0; s < d.size(); ++s) {
       const detail::DeviceScope scope(devices[static_cast<std::size_t>(s)]);
       parts_.emplace_back(d[s].template layout<T>());
+      // The zeroing is on the legacy stream, which the solver's non-blocking streams do not wait for.
+      RELAX_CUDA_CHECK(cudaStreamSynchronize(nullptr));
     }
   }
 
@@ -162,14 +164,16 @@ class MultiSolver {
   static constexpr int halo = Stencil::radius * detail::exchange_depth<Strategy>::value;
 
   //! A solver for the box `global` split into `devices.size()` slabs, slab s on `devices[s]`.
-  //! \throws relax::invalid_argument for bad extents, devices, controller or options, or a slab
-  //!         thinner than the halo; relax::unavailable_error without a CUDA device.
+  //! \throws relax::invalid_argument for bad extents, devices, controller or options (overlapped
+  //!         checks included), or a slab thinner than the halo.
   MultiSolver(const Extents& global, std::vector<int> devices, Stencil stencil, Fixed controller = {},
               SolveOptions options = {})
       : stencil_(stencil), controller_(controller), options_(options), devices_(std::move(devices)),
         decomposition_(checked(global, devices_), static_cast<int>(devices_.size()), halo) {
     controller_.validate();
     options_.validate();
+    detail::require(options_.checks == CheckMode::blocking, "options.checks", to_string(options_.checks),
+                    "blocking: the multi-sub-domain solver checks after an exchange, with no batch in flight");
     detail::require(global.rank == Stencil::rank, "extents", global.to_text(),
                     Stencil::rank == 3 ? "a 3D box (the stencil is 3D)" : "a 2D box (the stencil is 2D)");
     for (int s = 0; s < decomposition_.size(); ++s) {
