@@ -114,8 +114,10 @@ struct DeviceLoopStepReport {
 //! history and the report.
 //! A launch runs `plan.steps` steps (one solve each): `begin_step` starts the next, and the
 //! sweeps and the decision are the step's; the checks are counted over the launch (the norm
-//! slots rotate with them and the history is indexed by them).
-template <class T>
+//! slots rotate with them and the history is indexed by them). `Laddered`: the kernel may run a
+//! ladder (`plan.laddered`); without it the level is not kept (the streamed loop spilled 32 bytes
+//! more with it: each kernel that can run a ladder is also built without).
+template <class T, bool Laddered = false>
 struct DeviceLoopCounters {
   using Bits = arith::bits_t<T>;
   const DeviceLoopPlan& plan;
@@ -156,7 +158,10 @@ struct DeviceLoopCounters {
   }
 
   //! The depth of the next batch: D, or the ladder's depth at the level reached (at most D).
-  __device__ int batch_depth(int D) const { return plan.laddered ? min(D, plan.ladder.depth(level)) : D; }
+  __device__ int batch_depth(int D) const {
+    if constexpr (Laddered) return plan.laddered ? min(D, plan.ladder.depth(level)) : D;
+    else return D;
+  }
 
   //! Folds the block's part of ‖b‖ into the step's report (before the step's first post, which
   //! publishes it).
@@ -204,7 +209,8 @@ struct DeviceLoopCounters {
     if (leader && checks <= plan.history_capacity) history[checks - 1] = norm;
     const double measured = static_cast<double>(arith::from_bits<T>(norm));
     reason = plan.stop.decide(measured, rhs_norm, checked_sweeps);
-    if (plan.laddered) level = plan.ladder.advance(level, StopCriterion::relative(measured, rhs_norm));
+    if constexpr (Laddered)
+      if (plan.laddered) level = plan.ladder.advance(level, StopCriterion::relative(measured, rhs_norm));
     return true;
   }
 
@@ -315,8 +321,8 @@ __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, cons
 //! pass reads the edges of other blocks' parts), and every M sweeps the residual on the Sync
 //! walk's tiles in blocks of `BlockX × BlockY` and the decision, as in `persistent_sync_kernel`.
 //! Ends with the report.
-template <int BlockX, int BlockY, int Rank, int D, class S, class T, class Pass>
-__device__ __forceinline__ void run_passes(DeviceLoopCounters<T>& loop, const DeviceLoopPlan& plan, const S& s, T* u,
+template <int BlockX, int BlockY, int Rank, int D, class S, class T, bool Laddered, class Pass>
+__device__ __forceinline__ void run_passes(DeviceLoopCounters<T, Laddered>& loop, const DeviceLoopPlan& plan, const S& s, T* u,
                                            T* w, const T* __restrict__ b, const Shape& g, Pass&& pass) {
   constexpr int Rows = Rank == 2 ? 8 : 4;  // rows (planes) a thread walks in the residual
   const std::int64_t residual_x = tile_count(g.nx, BlockX * Vec16<T>::width);
@@ -356,14 +362,14 @@ __device__ __forceinline__ void run_passes(DeviceLoopCounters<T>& loop, const De
 //! checks are of depth D and one remainder, so the iterates are those of M Sync sweeps.
 //! In 2D the launch bounds hold the kernel to the launched stream's 128 registers (see
 //! `tuning::stream_loop_blocks_per_sm`); in 3D a block of 24 warps has 85 at most anyway.
-template <int Rank, int D, class S, class T>
+template <int Rank, int D, bool Laddered, class S, class T>
 __global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? tuning::stream_loop_blocks_per_sm : 1)
     persistent_stream_kernel(S s, T* u, T* w, const T* __restrict__ b, Shape g, std::int64_t segment,
                              DeviceLoopPlan plan, DeviceLoopState<T>* state, DeviceLoopStepReport<T>* reports,
                              arith::bits_t<T>* history) {
   extern __shared__ __align__(16) unsigned char queue_bytes[];  // 3D: the plane queue
   Lane<T>* const queue = reinterpret_cast<Lane<T>*>(queue_bytes);
-  DeviceLoopCounters<T> loop(plan, state, reports, history);
+  DeviceLoopCounters<T, Laddered> loop(plan, state, reports, history);
   run_passes<32, stream_block_y<Rank>, Rank, D>(loop, plan, s, u, w, b, g, [&](const T* src, T* dst, int d) {
     with_depth<1, D>(d, [&](auto depth) {
       constexpr int dd = decltype(depth)::value;
@@ -468,7 +474,7 @@ __global__ void __launch_bounds__(tuning::resident_threads, 1)
   static_assert(tuning::resident_threads >= (Rank == 3 ? 27 : 9),
                 "relax: the on-chip loop needs a thread per adjacent tile to watch its flag");
   extern __shared__ __align__(16) unsigned char on_chip_smem[];
-  DeviceLoopCounters<T> loop(plan, state, reports, history);
+  DeviceLoopCounters<T, true> loop(plan, state, reports, history);
   const int tile = static_cast<int>(blockIdx.x);
   const TileFlags<Rank> flags(flag_words, tiles, tile, threadIdx.x);
   ResidentTile<Rank, tuning::resident_threads, T> agent(tiles, tile, g, reinterpret_cast<T*>(on_chip_smem), threadIdx.x);
@@ -851,7 +857,8 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
   template <class S, class T>
   static void preload() {
     cudaFuncAttributes attributes{};
-    RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel<S, T>()));
+    RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel<S, T>(false)));
+    RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel<S, T>(true)));
   }
 
   //! Runs the device loop of `plan` on `u` (the iterate ends in `u`, its storage exchanged with
@@ -868,7 +875,7 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
     detail::require_one_solve_plan(plan, "DeviceLoop<TemporalBlock<D, ColumnStream>>");
     detail::require_ladder_within(plan, D, "DeviceLoop<TemporalBlock<" + std::to_string(D) + ", ColumnStream>>");
     const detail::Shape g = detail::shape_of(u.layout());
-    auto k = kernel<S, T>();
+    auto k = kernel<S, T>(plan.laddered);
     const std::size_t bytes = S::rank == 3 ? detail::plane_stream_shared_bytes<T>(D) : 0;
     if constexpr (S::rank == 3) {
       // Found on the H200 (2026-12-01): in 3D, float64, this loop's iterates are wrong (every box
@@ -922,9 +929,11 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
  private:
   template <class S>
   static constexpr int threads = 32 * detail::stream_block_y<S::rank>;
+  // The kernel built with the ladder's level, or without.
   template <class S, class T>
-  static auto kernel() {
-    return detail::persistent_stream_kernel<S::rank, D, S, T>;
+  static auto kernel(bool laddered) {
+    return laddered ? detail::persistent_stream_kernel<S::rank, D, true, S, T>
+                    : detail::persistent_stream_kernel<S::rank, D, false, S, T>;
   }
 };
 
