@@ -229,41 +229,59 @@ struct DeviceLoopCounters {
   }
 };
 
+//! The loop of the device loops that sweep in passes (Sync, streamed, block-asynchronous): passes
+//! of up to D sweeps (`loop.batch_depth(D)`; the period's remainder shallower), `pass(src, dst,
+//! d)` sweeping the block's part of d sweeps from src into dst, a grid barrier after each (the
+//! next pass reads the edges of other blocks' parts), and every M sweeps the residual on the Sync
+//! walk's tiles (blocks of `BlockX × BlockY`, `Rows` rows or planes a thread), folded into a norm
+//! slot, and the stop decision every block takes on the same double. Ends with the report.
+template <int BlockX, int BlockY, int Rows, int Rank, int D, class S, class T, bool Laddered, class Pass>
+__device__ __forceinline__ void run_passes(DeviceLoopCounters<T, Laddered>& loop, const DeviceLoopPlan& plan, const S& s, T* u,
+                                           T* w, const T* __restrict__ b, const Shape& g, Pass&& pass) {
+  const std::int64_t residual_x = tile_count(g.nx, BlockX * Vec16<T>::width);
+  const std::int64_t residual_work = residual_x * walk_tiles<BlockY, Rows, Rank>(g);
+  T* src = u;
+  T* dst = w;
+  bool in_scratch = false;
+  bool ok = true;
+  while (ok) {
+    const std::int64_t period = loop.period();
+    for (std::int64_t done = 0; done < period && ok;) {
+      const int d = static_cast<int>(min(static_cast<std::int64_t>(loop.batch_depth(D)), period - done));
+      pass(static_cast<const T*>(src), dst, d);
+      T* const swap = src;
+      src = dst;
+      dst = swap;
+      in_scratch = !in_scratch;
+      loop.sweeps += d;
+      done += d;
+      ok = loop.barrier.arrive_and_wait();
+    }
+    if (!ok || plan.check_every == 0) break;
+    arith::bits_t<T> best = 0;
+    for (std::int64_t item = blockIdx.x; item < residual_work; item += gridDim.x)
+      fold_tile_residual<BlockX, BlockY, Rows>(best, item % residual_x, item / residual_x, s, src, b, g);
+    ok = loop.template check<BlockX, BlockY>(best);
+    if (!ok || loop.reason != StopReason::go_on) break;
+  }
+  loop.report(loop.sweeps, in_scratch);
+}
+
 template <int BlockX, int BlockY, int Rows, class S, class T>
 __global__ void __launch_bounds__(BlockX* BlockY)
     persistent_sync_kernel(S s, T* u, T* w, const T* __restrict__ b, Shape g, DeviceLoopPlan plan,
                            DeviceLoopState<T>* state, DeviceLoopStepReport<T>* reports, arith::bits_t<T>* history) {
   DeviceLoopCounters<T> loop(plan, state, reports, history);
-  const GridBarrier& barrier = loop.barrier;
   const std::int64_t blocks_x = tile_count(g.nx, BlockX * Vec16<T>::width);
   const std::int64_t work = blocks_x * walk_tiles<BlockY, Rows, S::rank>(g);
-  T* src = u;
-  T* dst = w;
-  std::int64_t& sweeps = loop.sweeps;
-  bool ok = true;
-  while (ok) {
-    const std::int64_t batch = loop.period();
-    for (std::int64_t k = 0; k < batch && ok; ++k) {
-      for (std::int64_t item = blockIdx.x; item < work; item += gridDim.x)
-        walk_tile<BlockX, BlockY, Rows, S::rank>(
-            item % blocks_x, item / blocks_x, src, b, g,
-            [&](std::int64_t at, const Vec16<T>& rhs, const VectorStar<T, S::rank>& star) {
-              sync_update_vector(s, dst, at, rhs, star);
-            });
-      T* const swap = src;
-      src = dst;
-      dst = swap;
-      ++sweeps;
-      ok = barrier.arrive_and_wait();  // the next sweep, or the residual, reads every block's points
-    }
-    if (!ok || plan.check_every == 0) break;
-    arith::bits_t<T> best = 0;
+  run_passes<BlockX, BlockY, Rows, S::rank, 1>(loop, plan, s, u, w, b, g, [&](const T* src, T* dst, int) {
     for (std::int64_t item = blockIdx.x; item < work; item += gridDim.x)
-      fold_tile_residual<BlockX, BlockY, Rows>(best, item % blocks_x, item / blocks_x, s, src, b, g);
-    ok = loop.template check<BlockX, BlockY>(best);
-    if (!ok || loop.reason != StopReason::go_on) break;
-  }
-  loop.report(loop.sweeps, sweeps % 2 != 0);  // each sweep exchanged src and dst
+      walk_tile<BlockX, BlockY, Rows, S::rank>(
+          item % blocks_x, item / blocks_x, src, b, g,
+          [&](std::int64_t at, const Vec16<T>& rhs, const VectorStar<T, S::rank>& star) {
+            sync_update_vector(s, dst, at, rhs, star);
+          });
+  });
 }
 
 //! The blocks of the streamed device loop: rank 2, warps of strips side by side; rank 3, one warp
@@ -315,45 +333,6 @@ __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, cons
   }
 }
 
-//! The loop of the device loops that sweep in passes (streamed, block-asynchronous): passes of up
-//! to D sweeps (`loop.batch_depth(D)`; the period's remainder shallower), `pass(src, dst, d)`
-//! sweeping the block's part of d sweeps from src into dst, a grid barrier after each (the next
-//! pass reads the edges of other blocks' parts), and every M sweeps the residual on the Sync
-//! walk's tiles in blocks of `BlockX × BlockY` and the decision, as in `persistent_sync_kernel`.
-//! Ends with the report.
-template <int BlockX, int BlockY, int Rank, int D, class S, class T, bool Laddered, class Pass>
-__device__ __forceinline__ void run_passes(DeviceLoopCounters<T, Laddered>& loop, const DeviceLoopPlan& plan, const S& s, T* u,
-                                           T* w, const T* __restrict__ b, const Shape& g, Pass&& pass) {
-  constexpr int Rows = Rank == 2 ? 8 : 4;  // rows (planes) a thread walks in the residual
-  const std::int64_t residual_x = tile_count(g.nx, BlockX * Vec16<T>::width);
-  const std::int64_t residual_work = residual_x * walk_tiles<BlockY, Rows, Rank>(g);
-  T* src = u;
-  T* dst = w;
-  bool in_scratch = false;
-  bool ok = true;
-  while (ok) {
-    const std::int64_t period = loop.period();
-    for (std::int64_t done = 0; done < period && ok;) {
-      const int d = static_cast<int>(min(static_cast<std::int64_t>(loop.batch_depth(D)), period - done));
-      pass(static_cast<const T*>(src), dst, d);
-      T* const swap = src;
-      src = dst;
-      dst = swap;
-      in_scratch = !in_scratch;
-      loop.sweeps += d;
-      done += d;
-      ok = loop.barrier.arrive_and_wait();
-    }
-    if (!ok || plan.check_every == 0) break;
-    arith::bits_t<T> best = 0;
-    for (std::int64_t item = blockIdx.x; item < residual_work; item += gridDim.x)
-      fold_tile_residual<BlockX, BlockY, Rows>(best, item % residual_x, item / residual_x, s, src, b, g);
-    ok = loop.template check<BlockX, BlockY>(best);
-    if (!ok || loop.reason != StopReason::go_on) break;
-  }
-  loop.report(loop.sweeps, in_scratch);
-}
-
 //! The streamed device loop: every resident block takes the work items of the column stream in
 //! turn (item = block, block + grid, ...), a pass of up to D exact sweeps each, and all blocks
 //! meet at the grid barrier after every pass (the next pass reads the edges of other blocks'
@@ -370,7 +349,7 @@ __global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? tuning:
   extern __shared__ __align__(16) unsigned char queue_bytes[];  // 3D: the plane queue
   Lane<T>* const queue = reinterpret_cast<Lane<T>*>(queue_bytes);
   DeviceLoopCounters<T, Laddered> loop(plan, state, reports, history);
-  run_passes<32, stream_block_y<Rank>, Rank, D>(loop, plan, s, u, w, b, g, [&](const T* src, T* dst, int d) {
+  run_passes<32, stream_block_y<Rank>, Rank == 2 ? 8 : 4, Rank, D>(loop, plan, s, u, w, b, g, [&](const T* src, T* dst, int d) {
     with_depth<1, D>(d, [&](auto depth) {
       constexpr int dd = decltype(depth)::value;
       const std::int64_t items = stream_items<Rank, dd, T>(g, segment);
@@ -396,7 +375,7 @@ __global__ void __launch_bounds__(TileX* TileY)
   const std::int64_t tiles_x = tile_count(g.nx, TileX), tiles_y = tile_count(g.ny, TileY);
   const std::int64_t tiles = tiles_x * tiles_y * (Rank == 3 ? tile_count(g.nz, TileZ) : 1);
   const int thread = static_cast<int>(threadIdx.y) * TileX + static_cast<int>(threadIdx.x);
-  run_passes<TileX, TileY, Rank, D>(loop, plan, s, u, w, b, g, [&](const T* src, T* dst, int d) {
+  run_passes<TileX, TileY, Rank == 2 ? 8 : 4, Rank, D>(loop, plan, s, u, w, b, g, [&](const T* src, T* dst, int d) {
     for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
       const std::int64_t rest = t / tiles_x;
       const TileOrigin o = tile_origin<Rank>(rest / tiles_y, rest % tiles_y, t % tiles_x, TileX, TileY, TileZ, 1);
