@@ -1,17 +1,21 @@
 // k sub-domains against one (issue 15): µs per sweep of a fixed-sweep solve (checks every 8,
-// tol 1e-30) with relax::MultiSolver<S, Strategy, HostCopy> on k slabs of the same GPU (k = 1
-// is one slab, the decomposition's own path) and with the single-domain Solver, at 256² and
-// 16384² (2D) and 512³ (3D); and ten steps at r = 10. The figures
-// `multi_virtual2_overhead_pct_*_host` come from these rows (benchmarks/report.py).
+// tol 1e-30) with relax::MultiSolver on k slabs of the same GPU (k = 1 is one slab, the
+// decomposition's own path) and with the single-domain Solver of the same strategy, at 256² and
+// 16384² (2D) and 512³ (3D): host-controlled (HostCopy with Sync and with the column stream) and
+// CPU-free (PeerStore with DeviceLoop<Sync>, one kernel for both slabs, and one kernel per slab).
+// The figures `multi_virtual2_*_host` and `multi_virtual2_*_cpufree` come from these rows
+// (benchmarks/report.py).
 #include "bench_support.hpp"
 
 #include <relax/multi/host_copy.cuh>
+#include <relax/multi/peer_store.cuh>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -19,14 +23,15 @@ namespace {
 using relax::bench::counter;
 
 // Fixed-sweep solve: 0 sub-domains means the single-domain Solver; `spread` puts slab s on GPU s
-// (otherwise every slab is on GPU 0).
-template <class S, class Strategy>
+// (otherwise every slab is on GPU 0); `apart` runs one kernel per slab (PeerStore).
+template <class S, class Strategy, class Comm>
 void multi_sweep(benchmark::State& state) {
   using T = typename S::value_type;
   const std::int64_t n = state.range(0);
   const int parts = static_cast<int>(state.range(1));
   const std::int64_t sweeps = state.range(2);
   const bool spread = state.range(3) != 0;
+  const bool apart = state.range(4) != 0;
   relax::SolveOptions options;
   options.tol = 1e-30;
   options.max_sweeps = sweeps;
@@ -47,12 +52,20 @@ void multi_sweep(benchmark::State& state) {
     std::vector<int> devices(static_cast<std::size_t>(parts), 0);
     if (spread)
       for (int k = 0; k < parts; ++k) devices[static_cast<std::size_t>(k)] = k;
-    relax::MultiSolver<S, Strategy> solver(e, devices, S(10.0), relax::Fixed(8), options);
+    auto solver = [&] {
+      if constexpr (std::is_same_v<Comm, relax::PeerStore>) {
+        relax::PeerStore comm;
+        comm.launch_per_subdomain = apart;
+        return relax::MultiSolver<S, Strategy, Comm>(e, devices, S(10.0), relax::Fixed(8), options, comm);
+      } else {
+        return relax::MultiSolver<S, Strategy, Comm>(e, devices, S(10.0), relax::Fixed(8), options);
+      }
+    }();
     auto u = solver.make_grid(), b = solver.make_grid();
+    const auto zero = solver.make_grid();
     b.scatter(host_b);
-    const relax::HostGrid<T> zero(e);
     for (auto _ : state) {
-      u.scatter(zero);
+      relax::copy(zero, u);
       report = solver.solve(u, b);
       state.SetIterationTime(report.time_ms * 1e-3);
     }
@@ -61,19 +74,23 @@ void multi_sweep(benchmark::State& state) {
   counter(state, "sweeps", static_cast<double>(report.sweeps));
 }
 
-// One domain; k = 1 and 2 slabs on GPU 0; and, with several GPUs, one slab on each.
-template <class S, class Strategy>
+// One domain; k = 1 and 2 slabs on GPU 0 (with PeerStore, also 2 kernels for k = 2); and, with
+// several GPUs, one slab on each.
+template <class S, class Strategy, class Comm = relax::HostCopy>
 void register_sweeps(const std::string& name, std::int64_t n, std::int64_t sweeps) {
-  auto add = [&](const std::string& who, int parts, int spread) {
+  constexpr bool peer = std::is_same_v<Comm, relax::PeerStore>;
+  const std::string comm = peer ? "peer_store" : "host_copy";
+  auto add = [&](const std::string& who, int parts, int spread, int apart = 0) {
     benchmark::RegisterBenchmark(("multi_sweep/" + who + "/" + name + "/N:" + std::to_string(n)).c_str(),
-                                 multi_sweep<S, Strategy>)
-        ->Args({n, parts, sweeps, spread})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)
+                                 multi_sweep<S, Strategy, Comm>)
+        ->Args({n, parts, sweeps, spread, apart})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)
         ->ReportAggregatesOnly(true);
   };
   add("one_domain", 0, 0);
-  add("host_copy/k:1", 1, 0);
-  add("host_copy/k:2", 2, 0);
-  if (const int gpus = relax::device_count(); gpus > 1) add("host_copy/gpus:" + std::to_string(gpus), gpus, 1);
+  add(comm + "/k:1", 1, 0);
+  add(comm + "/k:2", 2, 0);
+  if (peer) add(comm + "_apart/k:2", 2, 0, 1);
+  if (const int gpus = relax::device_count(); gpus > 1) add(comm + "/gpus:" + std::to_string(gpus), gpus, 1);
 }
 
 const int registered = [] {
@@ -85,6 +102,10 @@ const int registered = [] {
   register_sweeps<S5, relax::TemporalBlock<8, relax::ColumnStream>>("TemporalBlock8_stream", 16384, 256);
   register_sweeps<S7, relax::Sync>("Sync", 512, 64);
   register_sweeps<S7, relax::TemporalBlock<4, relax::ColumnStream>>("TemporalBlock4_stream", 512, 128);
+  using CpuFree = relax::DeviceLoop<relax::Sync>;
+  register_sweeps<S5, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 256, 2048);
+  register_sweeps<S5, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 16384, 64);
+  register_sweeps<S7, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 512, 64);
   return 0;
 }();
 

@@ -162,6 +162,16 @@ def figures(rows, runs):
             one, two = min(whole)
             f[f"multi_virtual2_overhead_pct_{key}_host"] = round((two / one - 1) * 100, 2)
             f[f"multi_virtual2_us_per_sweep_{key}_host"] = round(two, 2)
+        # CPU-free (PeerStore, DeviceLoop<Sync>): k = 2 slabs against the single-domain solve of
+        # the same strategy; one kernel for both slabs (the default), and one kernel per slab.
+        one = rows.get(f"multi_sweep/one_domain/DeviceLoop_Sync/N:{n}")
+        for who, suffix in (("peer_store", ""), ("peer_store_apart", "_apart")):
+            two = rows.get(f"multi_sweep/{who}/k:2/DeviceLoop_Sync/N:{n}")
+            if one and two:
+                a, b = one["us_per_sweep"], two["us_per_sweep"]
+                f[f"multi_virtual2_overhead_pct_{key}_cpufree{suffix}"] = round((b / a - 1) * 100, 2)
+                f[f"multi_virtual2_us_per_sweep_{key}_cpufree{suffix}"] = round(b, 3)
+                f[f"multi_virtual2_extra_us_per_sweep_{key}_cpufree{suffix}"] = round(b - a, 3)
     return f
 
 

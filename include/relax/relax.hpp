@@ -44,6 +44,7 @@
 #include <relax/primitives/dot.cuh>
 #include <relax/primitives/grid_barrier.cuh>
 #include <relax/multi/host_copy.cuh>
+#include <relax/multi/peer_store.cuh>
 #include <relax/primitives/max_norm.cuh>
 #include <relax/solver/cg.cuh>
 #include <relax/solver/diffusion.cuh>

@@ -1,8 +1,10 @@
-// Jacobi on k sub-domains on one GPU (the device named k times), host-controlled with HostCopy:
-// sweeps, checks, ρ, status and every owned point bit for bit those of the single-domain solve,
-// 2D and 3D, square and rectangular boxes, Sync (an exchange every sweep) and
-// TemporalBlock<D, ColumnStream> (a D-row halo every D sweeps); bad devices and a split too thin
-// for its halo refused with a message.
+// Jacobi on k sub-domains on one GPU (the device named k times): sweeps, checks, ρ, status and
+// every owned point bit for bit those of the single-domain solve, 2D and 3D, square and
+// rectangular boxes, host-controlled with HostCopy (Sync, an exchange every sweep, and
+// TemporalBlock<D, ColumnStream>, a D-row halo every D sweeps) and CPU-free with PeerStore
+// (DeviceLoop<Sync>: one kernel for all sub-domains, and one kernel per sub-domain); bad devices
+// and a split too thin for its halo refused with a message; a sub-domain that never signals ends
+// the solve with an error naming it; many short solves lose or repeat no halo.
 #include <catch2/catch.hpp>
 
 #include "gpu_runs.hpp"
@@ -10,11 +12,15 @@
 #include "runs.hpp"
 
 #include <relax/multi/host_copy.cuh>
+#include <relax/multi/peer_store.cuh>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 
+#include <memory>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 using relax::DeviceGrid;
@@ -23,8 +29,10 @@ using relax::HostGrid;
 
 namespace {
 
-template <class Strategy, class S>
-void check_split_equals_whole(const Extents& e, const S& s, int parts, int m = 8, std::int64_t max_sweeps = 400) {
+// The single-domain solve with `Whole` against the split with `Strategy` and `Comm`.
+template <class Strategy, class Comm = relax::HostCopy, class Whole = Strategy, class S>
+void check_split_equals_whole(const Extents& e, const S& s, int parts, int m = 8, std::int64_t max_sweeps = 400,
+                              const Comm& comm = {}) {
   using T = typename S::value_type;
   INFO("box " << e.to_text() << ", " << parts << " sub-domains, M = " << m);
   HostGrid<T> u(e), b(e);
@@ -33,14 +41,19 @@ void check_split_equals_whole(const Extents& e, const S& s, int parts, int m = 8
   relax::SolveOptions options;
   options.max_sweeps = max_sweeps;
   options.record_history = true;
-  relax::Solver<S, Strategy, relax::Fixed> whole(e, s, relax::Fixed(m), options);
+  relax::Solver<S, Whole, relax::Fixed> whole(e, s, relax::Fixed(m), options);
   DeviceGrid<T> du = relax::to_device(u, whole.stream());
   const DeviceGrid<T> db = relax::to_device(b, whole.stream());
   const relax::SolveReport want = whole.solve(du, db);
   const HostGrid<T> want_u = relax::to_host(du, whole.stream());
 
-  relax::MultiSolver<S, Strategy> split(e, std::vector<int>(static_cast<std::size_t>(parts), 0), s, relax::Fixed(m),
-                                        options);
+  const std::vector<int> devices(static_cast<std::size_t>(parts), 0);
+  auto split = [&] {
+    if constexpr (std::is_same_v<Comm, relax::PeerStore>)
+      return relax::MultiSolver<S, Strategy, Comm>(e, devices, s, relax::Fixed(m), options, comm);
+    else
+      return relax::MultiSolver<S, Strategy, Comm>(e, devices, s, relax::Fixed(m), options);
+  }();
   auto su = split.make_grid();
   auto sb = split.make_grid();
   su.scatter(u);
@@ -120,4 +133,153 @@ TEST_CASE("the ten-step problem on k sub-domains of one GPU is the single-domain
       relax::testing::check_same_run(got, got_u, want, want_u);
     }
   }
+}
+
+namespace {
+
+using CpuFree = relax::DeviceLoop<relax::Sync>;
+
+template <class S>
+void check_peer_store(const Extents& e, const S& s, int parts, int m = 8, std::int64_t max_sweeps = 400) {
+  check_split_equals_whole<CpuFree, relax::PeerStore, relax::Sync>(e, s, parts, m, max_sweeps);
+  relax::PeerStore apart;
+  apart.launch_per_subdomain = true;
+  check_split_equals_whole<CpuFree, relax::PeerStore, relax::Sync>(e, s, parts, m, max_sweeps, apart);
+}
+
+}  // namespace
+
+TEST_CASE("k sub-domains on one GPU solve as one with no host in the loop (DeviceLoop<Sync>, PeerStore)",
+          "[multi][peer_store]") {
+  const relax::Stencil5<float> s(10.0);
+  for (int parts : {1, 2, 3, 4}) {
+    for (std::int64_t n : {70, 257})
+      check_peer_store(Extents(n, n), s, parts);
+    check_peer_store(Extents(1000, 70), s, parts);
+    check_peer_store(Extents(33, 517), s, parts, 5, 37);  // the cap, not a multiple of M
+    check_peer_store(Extents(40, 40, 40), relax::Stencil7<float>(1.0), parts);
+    check_peer_store(Extents(33, 17, 29), relax::Stencil7<double>(10.0), parts);
+    check_peer_store(Extents(257, 257), relax::Stencil5<double>(1.0), parts, 3, 50);
+  }
+  check_peer_store(Extents(1000, 1000), s, 3, 8, 96);
+  check_peer_store(Extents(70, 4), s, 4);             // one-row sub-domains
+  check_peer_store(Extents(9, 5, 4), relax::Stencil7<float>(10.0), 4);  // one-plane sub-domains
+  check_peer_store(Extents(1, 1), s, 1);
+}
+
+TEST_CASE("the CPU-free multi-sub-domain solver on small boxes, for the sanitizers", "[multi][peer_store][sanitize]") {
+  check_peer_store(Extents(70, 33), relax::Stencil5<float>(10.0), 3, 4, 24);
+  check_peer_store(Extents(20, 9, 7), relax::Stencil7<float>(1.0), 2, 2, 10);
+}
+
+TEST_CASE("the ten-step problem on k sub-domains with PeerStore is the single-domain run, bit for bit",
+          "[multi][peer_store][diffusion]") {
+  const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
+  for (double r : {1.0, 10.0, 100.0}) {
+    const relax::DiffusionParams p = relax::testing::diffusion_params(257, r, src, 3);
+    HostGrid<float> want_u;
+    const auto want = relax::testing::gpu_diffusion<relax::Stencil5<float>, relax::Sync>(p, want_u, relax::Fixed(8), {},
+                                                                                          relax::StepLaunch::per_step);
+    for (int parts : {2, 3}) {
+      INFO("r = " << r << ", " << parts << " sub-domains");
+      relax::MultiSolver<relax::Stencil5<float>, CpuFree, relax::PeerStore> solver(
+          p.extents(), std::vector<int>(static_cast<std::size_t>(parts), 0), relax::Stencil5<float>(p.r));
+      relax::DistributedDiffusionState<float> state(p, solver.decomposition(), solver.devices());
+      const auto got = relax::run_diffusion(solver, state);
+      HostGrid<float> got_u = relax::initial_state<float>(p);
+      state.u().gather(got_u);
+      relax::testing::check_same_run(got, got_u, want, want_u);
+    }
+  }
+}
+
+TEST_CASE("many short CPU-free solves lose or repeat no halo", "[multi][peer_store]") {
+  // 300 solves of 1 to 3 sweeps, a check after every sweep, on four sub-domains (one kernel, and
+  // one per sub-domain), each against the same chain of single-domain solves.
+  const Extents e(130, 61);
+  const relax::Stencil5<float> s(10.0);
+  HostGrid<float> u(e), b(e);
+  relax::testing::fill_random(u, 5, 0.0, 10.0);
+  relax::testing::fill_random(b, 6);
+  for (bool apart : {false, true}) {
+    INFO((apart ? "one kernel per sub-domain" : "one kernel"));
+    relax::PeerStore comm;
+    comm.launch_per_subdomain = apart;
+    using Whole = relax::Solver<relax::Stencil5<float>, relax::Sync, relax::Fixed>;
+    using Split = relax::MultiSolver<relax::Stencil5<float>, CpuFree, relax::PeerStore>;
+    std::vector<std::unique_ptr<Whole>> whole;
+    std::vector<std::unique_ptr<Split>> split;
+    for (int sweeps = 1; sweeps <= 3; ++sweeps) {  // solvers of 1, 2 and 3 sweeps on the same grids
+      relax::SolveOptions options;
+      options.tol = 1e-30;
+      options.max_sweeps = sweeps;
+      whole.push_back(std::make_unique<Whole>(e, s, relax::Fixed(1), options));
+      split.push_back(std::make_unique<Split>(e, std::vector<int>{0, 0, 0, 0}, s, relax::Fixed(1), options, comm));
+    }
+    DeviceGrid<float> du = relax::to_device(u, whole[0]->stream());
+    const DeviceGrid<float> db = relax::to_device(b, whole[0]->stream());
+    auto su = split[0]->make_grid();
+    auto sb = split[0]->make_grid();
+    su.scatter(u);
+    sb.scatter(b);
+    for (std::size_t k = 0; k < 300; ++k) {
+      const relax::SolveReport want = whole[k % 3]->solve(du, db);
+      const relax::SolveReport got = split[k % 3]->solve(su, sb);
+      relax::testing::check_same_report(got, want);
+      REQUIRE(got.sweeps == static_cast<std::int64_t>(k % 3 + 1));
+    }
+    HostGrid<float> got_u = u;
+    su.gather(got_u);
+    CHECK(relax::testing::same_bits(got_u, relax::to_host(du, whole[0]->stream())));
+  }
+}
+
+TEST_CASE("a sub-domain that never signals ends the CPU-free solve with an error naming it", "[multi][peer_store]") {
+  const Extents e(256, 96);
+  const relax::Stencil5<float> s(10.0);
+  for (bool apart : {false, true}) {
+    INFO((apart ? "one kernel per sub-domain" : "one kernel"));
+    relax::PeerStore comm;
+    comm.launch_per_subdomain = apart;
+    comm.silent_subdomain = 1;
+    comm.timeout_ns = 200'000'000;  // 0.2 s
+    relax::MultiSolver<relax::Stencil5<float>, CpuFree, relax::PeerStore> split(e, {0, 0, 0}, s, relax::Fixed(8), {},
+                                                                                 comm);
+    auto u = split.make_grid();
+    auto b = split.make_grid();
+    std::string what;
+    try {
+      split.solve(u, b);
+    } catch (const relax::device_loop_error& x) {
+      what = x.what();
+    }
+    CHECK_THAT(what, Catch::Contains("sub-domain 1 never stored its edge rows"));
+    // The solver is usable afterwards: a solve with every sub-domain signalling completes.
+    comm.silent_subdomain = -1;
+    relax::MultiSolver<relax::Stencil5<float>, CpuFree, relax::PeerStore> healthy(e, {0, 0, 0}, s, relax::Fixed(8), {},
+                                                                                   comm);
+    auto hu = healthy.make_grid();
+    auto hb = healthy.make_grid();
+    CHECK_NOTHROW(healthy.solve(hu, hb));
+  }
+}
+
+TEST_CASE("the CPU-free multi-sub-domain solver refuses bad settings", "[multi][peer_store][validation]") {
+  const relax::Stencil5<float> s(1.0);
+  const Extents e(64, 64);
+  using Multi = relax::MultiSolver<relax::Stencil5<float>, CpuFree, relax::PeerStore>;
+  relax::PeerStore comm;
+  comm.timeout_ns = 0;
+  CHECK_THROWS_WITH(Multi(e, {0, 0}, s, relax::Fixed(8), {}, comm), Catch::Contains("comm.timeout_ns"));
+  comm = {};
+  comm.silent_subdomain = 2;
+  CHECK_THROWS_WITH(Multi(e, {0, 0}, s, relax::Fixed(8), {}, comm), Catch::Contains("comm.silent_subdomain"));
+  comm = {};
+  comm.launch_per_subdomain = true;
+  CHECK_THROWS_WITH(Multi(Extents(64, 128), std::vector<int>(33, 0), s, relax::Fixed(8), {}, comm),
+                    Catch::Contains("at most 32 kernels"));
+  CHECK_THROWS_WITH(Multi(e, std::vector<int>(65, 0), s), Catch::Contains("thinnest sub-domain"));
+  relax::SolveOptions overlapped;
+  overlapped.checks = relax::CheckMode::overlapped;
+  CHECK_THROWS_WITH(Multi(e, {0, 0}, s, relax::Fixed(8), overlapped), Catch::Contains("options.checks"));
 }

@@ -201,17 +201,29 @@ struct DeviceLoopCounters {
   //! the post. False when the barrier failed.
   __device__ bool collect() {
     if (!barrier.wait(token)) return false;
+    decide(posted_norm());
+    return true;
+  }
+
+  //! After the wait of a check: the norm every block folded into this check's slot (and, at the
+  //! step's first check with `plan.rhs_on_device`, ‖b‖ from the step's report).
+  __device__ Bits posted_norm() {
     if (plan.rhs_on_device && checks == first_check)
       rhs_norm = static_cast<double>(arith::from_bits<T>(
           cuda::atomic_ref<Bits, cuda::thread_scope_device>(step_report->rhs_norm).load(cuda::memory_order_relaxed)));
-    norm = cuda::atomic_ref<Bits, cuda::thread_scope_device>(state->norms[checks % 3]).load(cuda::memory_order_relaxed);
+    return cuda::atomic_ref<Bits, cuda::thread_scope_device>(state->norms[checks % 3]).load(cuda::memory_order_relaxed);
+  }
+
+  //! The check's decision on `measured` (the same bits in every block): counts the check, keeps
+  //! the history, and sets the stop reason (and the ladder's level).
+  __device__ void decide(Bits measured_bits) {
+    norm = measured_bits;
     ++checks;
     if (leader && checks <= plan.history_capacity) history[checks - 1] = norm;
     const double measured = static_cast<double>(arith::from_bits<T>(norm));
     reason = plan.stop.decide(measured, rhs_norm, checked_sweeps);
     if constexpr (Laddered)
       if (plan.laddered) level = plan.ladder.advance(level, StopCriterion::relative(measured, rhs_norm));
-    return true;
   }
 
   //! The leader writes the step's report: `reported_sweeps` sweeps, the iterate in w when
@@ -229,27 +241,28 @@ struct DeviceLoopCounters {
   }
 };
 
-//! The loop of the device loops that sweep in passes (Sync, streamed, block-asynchronous): passes
-//! of up to D sweeps (`loop.batch_depth(D)`; the period's remainder shallower), `pass(src, dst,
-//! d)` sweeping the block's part of d sweeps from src into dst, a grid barrier after each (the
-//! next pass reads the edges of other blocks' parts), and every M sweeps the residual on the Sync
-//! walk's tiles (blocks of `BlockX × BlockY`, `Rows` rows or planes a thread), folded into a norm
-//! slot, and the stop decision every block takes on the same double. Ends with the report.
-template <int BlockX, int BlockY, int Rows, int Rank, int D, class S, class T, bool Laddered, class Pass>
-__device__ __forceinline__ void run_passes(DeviceLoopCounters<T, Laddered>& loop, const DeviceLoopPlan& plan, const S& s, T* u,
-                                           T* w, const T* __restrict__ b, const Shape& g, Pass&& pass) {
-  const std::int64_t residual_x = tile_count(g.nx, BlockX * Vec16<T>::width);
-  const std::int64_t residual_work = residual_x * walk_tiles<BlockY, Rows, Rank>(g);
-  T* src = u;
-  T* dst = w;
+//! The loop of the device loops that sweep in passes (Sync, streamed, block-asynchronous, and the
+//! multi-sub-domain loop): passes of up to D sweeps (`loop.batch_depth(D)`; the period's
+//! remainder shallower), `pass(src, dst, d)` sweeping the block's part of d sweeps from the
+//! arrays `src` into `dst` (`first` and `second` to begin with, exchanged after every pass: two
+//! arrays, or the numbers of two sets of arrays), a grid barrier after each (the next pass reads
+//! the edges of other blocks' parts), and every M sweeps `residual(src)`, the block's part of the
+//! residual's max-norm bits, checked by `loop.check<BlockX, BlockY>` (the stop decision every
+//! block takes on the same double). Ends with the report (the iterate in `second` after an odd
+//! number of passes).
+template <int BlockX, int BlockY, int D, class Loop, class Arrays, class Pass, class Residual>
+__device__ __forceinline__ void run_pass_loop(Loop& loop, const DeviceLoopPlan& plan, Arrays first, Arrays second,
+                                              Pass&& pass, Residual&& residual) {
+  Arrays src = first;
+  Arrays dst = second;
   bool in_scratch = false;
   bool ok = true;
   while (ok) {
     const std::int64_t period = loop.period();
     for (std::int64_t done = 0; done < period && ok;) {
       const int d = static_cast<int>(min(static_cast<std::int64_t>(loop.batch_depth(D)), period - done));
-      pass(static_cast<const T*>(src), dst, d);
-      T* const swap = src;
+      pass(src, dst, d);
+      const Arrays swap = src;
       src = dst;
       dst = swap;
       in_scratch = !in_scratch;
@@ -258,13 +271,27 @@ __device__ __forceinline__ void run_passes(DeviceLoopCounters<T, Laddered>& loop
       ok = loop.barrier.arrive_and_wait();
     }
     if (!ok || plan.check_every == 0) break;
-    arith::bits_t<T> best = 0;
-    for (std::int64_t item = blockIdx.x; item < residual_work; item += gridDim.x)
-      fold_tile_residual<BlockX, BlockY, Rows>(best, item % residual_x, item / residual_x, s, src, b, g);
-    ok = loop.template check<BlockX, BlockY>(best);
+    ok = loop.template check<BlockX, BlockY>(residual(src));
     if (!ok || loop.reason != StopReason::go_on) break;
   }
   loop.report(loop.sweeps, in_scratch);
+}
+
+//! `run_pass_loop` on one grid (u, then w), the residual on the Sync walk's tiles (blocks of
+//! `BlockX × BlockY`, `Rows` rows or planes a thread).
+template <int BlockX, int BlockY, int Rows, int Rank, int D, class S, class T, bool Laddered, class Pass>
+__device__ __forceinline__ void run_passes(DeviceLoopCounters<T, Laddered>& loop, const DeviceLoopPlan& plan, const S& s, T* u,
+                                           T* w, const T* __restrict__ b, const Shape& g, Pass&& pass) {
+  const std::int64_t residual_x = tile_count(g.nx, BlockX * Vec16<T>::width);
+  const std::int64_t residual_work = residual_x * walk_tiles<BlockY, Rows, Rank>(g);
+  run_pass_loop<BlockX, BlockY, D>(
+      loop, plan, u, w, [&](T* src, T* dst, int d) { pass(static_cast<const T*>(src), dst, d); },
+      [&](T* src) {
+        arith::bits_t<T> best = 0;
+        for (std::int64_t item = blockIdx.x; item < residual_work; item += gridDim.x)
+          fold_tile_residual<BlockX, BlockY, Rows>(best, item % residual_x, item / residual_x, s, src, b, g);
+        return best;
+      });
 }
 
 template <int BlockX, int BlockY, int Rows, class S, class T>

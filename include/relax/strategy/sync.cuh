@@ -35,6 +35,19 @@ __device__ __forceinline__ void sync_update_vector(const S& s, T* __restrict__ o
   store_vector(out + at, next, star.valid);
 }
 
+//! The synchronous update of one row vector (its `valid` points), returned: for a caller that
+//! stores it in more than one place (the multi-sub-domain loop's edge rows). The same arithmetic
+//! as `sync_update_vector`, which keeps its own loop: ptxas spilled the device loop's Sync kernel
+//! (up to 60 bytes) when that one was written on top of this.
+template <class S, class T>
+__device__ __forceinline__ Vec16<T> sync_vector(const S& s, const Vec16<T>& rhs, const VectorStar<T, S::rank>& star) {
+  Vec16<T> next;
+#pragma unroll
+  for (int q = 0; q < Vec16<T>::width; ++q)
+    if (q < star.valid) next.v[q] = s.update(star.at(q), star.point(q), rhs.v[q]);
+  return next;
+}
+
 //! One sweep: out = update(u) on the interior.
 template <int BlockX, int BlockY, int Rows, class S, class T>
 __global__ void __launch_bounds__(BlockX* BlockY)

@@ -1,0 +1,571 @@
+#pragma once
+//! \file
+//! Jacobi on several sub-domains with no host in the loop: `MultiSolver<S, DeviceLoop<Sync>,
+//! PeerStore>`. One cooperative kernel per device runs the whole solve over the slabs that device
+//! holds (or one kernel per slab, `PeerStore::launch_per_subdomain`); the kernels exchange halo
+//! rows and take the stop decision among themselves.
+//!
+//! One sweep, in every kernel (the Sync walk's tiles of all its slabs, taken by the resident
+//! blocks in turn, then the kernel's grid barrier):
+//! - the tiles that own a slab's edge row (plane) come first ("boundary blocks": they push the
+//!   edges while the interior tiles follow). Before sweeping, such a tile waits until the
+//!   neighbour's flag word in the slab's memory says the neighbour has stored the edge rows of
+//!   this many sweeps into the slab's ring (so the ring it reads is current, and the neighbour is
+//!   done reading the ring this sweep is about to overwrite in the neighbour's array). Every
+//!   vector of the edge row it updates is stored twice: into its own array and, through the
+//!   neighbour's pointer (a peer pointer across devices), into the neighbour's ring of the same
+//!   parity. The last edge tile of a side to finish (a counter per side) releases the
+//!   neighbour's flag with the new sweep count (`cuda::atomic_ref`, system scope,
+//!   release/acquire);
+//! - every M sweeps the kernel folds the residual of its slabs' tiles (the edge tiles after the
+//!   same wait) into its norm word at its grid barrier; with several kernels, each stores its norm
+//!   into every kernel's board and raises its board flag, and every block reads all the norms
+//!   once every flag has arrived: each kernel takes the max of the same words, so all take the
+//!   same decision at the same sweep (max is order-free).
+//! Sweeps, checks, ρ and the owned rows are those of the single-domain solve, bit for bit; ‖b‖ is
+//! the max over the owned rows, from the host, as `HostCopy`'s.
+//!
+//! Every wait is bounded (`PeerStore::timeout_ns`): a neighbour that never signals ends the solve
+//! with a `relax::device_loop_error` naming the sub-domain. Several slabs on one device run in one
+//! kernel; separate kernels on one device (`launch_per_subdomain`) split its resident blocks
+//! between them, which CUDA does not promise to run at once: a timeout is then the error.
+//!
+//! Not yet built: temporal blocking across slabs (a D-row halo every D sweeps) in the CPU-free
+//! form, and the other Comm policies (Nccl, Nvshmem).
+
+#include <relax/core/buffer.hpp>
+#include <relax/multi/distributed.cuh>
+#include <relax/strategy/device_loop.cuh>
+#include <relax/strategy/sync.cuh>
+
+#include <cuda/atomic>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace relax {
+
+namespace detail {
+
+//! The most kernels one solve runs (the width of the norm board).
+inline constexpr int peer_max_launches = 32;
+
+//! A slab's flag words, in its device's memory (zeroed before each solve): `inbound[side]`, the
+//! sweeps whose edge rows the neighbour on that side (0: towards row 0, 1: the other) has stored
+//! into this slab's ring; `edges_done[side]`, the edge tiles of that side finished so far.
+struct PeerSlabWords {
+  unsigned long long inbound[2];
+  unsigned int edges_done[2];
+};
+
+//! A kernel's words (zeroed before each solve): `posted[h]`, the checks whose norm kernel h has
+//! stored into `norms` (three slots, by check); `stalled`, the earliest halo wait of this kernel
+//! that failed, as ~(sweeps << 20 | the sub-domain waited for) (0: none; the earliest names the
+//! sub-domain that stopped signalling, later waits fail because of it); `stalled_launch`, 1 + the
+//! kernel a board wait failed on.
+template <class T>
+struct PeerLaunchWords {
+  unsigned long long posted[peer_max_launches];
+  arith::bits_t<T> norms[3][peer_max_launches];
+  unsigned long long stalled;
+  int stalled_launch;
+};
+
+//! Sub-domains a `stalled` word can name.
+inline constexpr int peer_stall_bits = 20;
+
+//! One slab as its kernel sees it.
+template <class T>
+struct PeerSlab {
+  T* array[2];             //!< origins of the iterate after an even / odd number of sweeps
+  const T* b;              //!< origin of b
+  Shape g;                 //!< the local box
+  //! Per side: the neighbour's arrays (null without a neighbour) and the offset that takes an
+  //! edge vector at `at` here to the neighbour's ring (`array + at + shift`).
+  T* out[2][2];
+  std::int64_t shift[2];
+  unsigned long long* inbound[2];   //!< this slab's flag words
+  unsigned long long* outbound[2];  //!< the neighbours' flag words for this slab
+  unsigned int* edges_done[2];
+  std::int64_t tiles_x;      //!< tiles of the walk across a band
+  std::int64_t band_items;   //!< tiles of one band (a band: the tiles at one position along y in 2D, z in 3D)
+  std::int64_t bands;
+  std::int64_t edge_first;   //!< its first item in the kernel's edge phase
+  std::int64_t inner_first;  //!< its first item in the kernel's interior phase
+  int index;                 //!< the sub-domain
+  int neighbour[2];          //!< the neighbours' sub-domains (−1: none)
+  int silent;                //!< test hook: never raises its neighbours' flags
+  //! Edge bands: the first and, when there are two or more, the last.
+  RELAX_HOST_DEVICE std::int64_t edge_items() const { return (bands > 1 ? 2 : 1) * band_items; }
+  RELAX_HOST_DEVICE std::int64_t items() const { return bands * band_items; }
+};
+
+//! What a kernel of the solve is given.
+template <class T>
+struct PeerLaunch {
+  const PeerSlab<T>* slabs;          //!< its slabs (device memory)
+  int count;                         //!< how many
+  std::int64_t edge_items, items;    //!< the edge tiles of all its slabs; all its tiles
+  PeerLaunchWords<T>* words;         //!< its words
+  PeerLaunchWords<T>* const* peers;  //!< every kernel's words (its own included), by kernel
+  int launches;                      //!< kernels in the solve
+  int me;                            //!< this kernel's number
+};
+
+//! Work item `v` of a kernel's pass: its slab, the walk tile (x-block `bx`, tile `t`) and the
+//! edge sides it owns (bit 0: the first row, facing the neighbour towards row 0; bit 1: the last).
+struct PeerItem {
+  int slab;
+  std::int64_t bx, t;
+  int sides;
+};
+
+template <class T>
+__device__ __forceinline__ PeerItem peer_item(const PeerLaunch<T>& launch, std::int64_t v, int rank) {
+  PeerItem it{0, 0, 0, 0};
+  const bool edge = v < launch.edge_items;
+  while (it.slab + 1 < launch.count &&
+         v >= (edge ? launch.slabs[it.slab + 1].edge_first : launch.slabs[it.slab + 1].inner_first))
+    ++it.slab;
+  const PeerSlab<T>& sl = launch.slabs[it.slab];
+  const std::int64_t local = v - (edge ? sl.edge_first : sl.inner_first);
+  const std::int64_t position = local / sl.band_items, r = local % sl.band_items;
+  const std::int64_t band = edge ? (position == 0 ? 0 : sl.bands - 1) : position + 1;
+  it.bx = r % sl.tiles_x;
+  it.t = rank == 2 ? band : band * (sl.band_items / sl.tiles_x) + r / sl.tiles_x;
+  if (band == 0 && sl.out[0][0] != nullptr) it.sides |= 1;
+  if (band == sl.bands - 1 && sl.out[1][0] != nullptr) it.sides |= 2;
+  return it;
+}
+
+//! Block-level: waits until the neighbours on `sides` have stored the edge rows of `sweeps`
+//! sweeps into the slab's ring. False (and the kernel's failure flag raised, the sub-domain that
+//! did not signal recorded) when a wait timed out or another wait failed first.
+template <class T>
+__device__ bool peer_wait(const PeerSlab<T>& sl, int sides, unsigned long long sweeps, const PeerLaunch<T>& launch,
+                          int* failed, std::uint64_t timeout_ns) {
+  bool ok = true;
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    for (int side = 0; side < 2 && ok; ++side) {
+      if ((sides & (1 << side)) == 0) continue;
+      cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> word(*sl.inbound[side]);
+      ok = bounded_wait([&] { return word.load(cuda::memory_order_relaxed) >= sweeps; }, failed, timeout_ns);
+      if (!ok) atomicMax(&launch.words->stalled, ~(sweeps << peer_stall_bits | static_cast<unsigned long long>(sl.neighbour[side])));
+    }
+    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+  }
+  return __syncthreads_or(!ok) == 0;
+}
+
+//! Block-level, after the block's edge tile on `sides` is stored: counts it, and the last edge
+//! tile of a side releases the neighbour's flag with `sweeps` (the sweeps now done).
+template <class T>
+__device__ void peer_signal(const PeerSlab<T>& sl, int sides, unsigned long long sweeps) {
+  __syncthreads();
+  if (threadIdx.x != 0 || threadIdx.y != 0) return;
+  for (int side = 0; side < 2; ++side) {
+    if ((sides & (1 << side)) == 0) continue;
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_system> done(*sl.edges_done[side]);
+    const unsigned int count = done.fetch_add(1u, cuda::memory_order_acq_rel) + 1u;
+    if (count % static_cast<unsigned int>(sl.band_items) == 0 && !sl.silent)
+      cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>(*sl.outbound[side])
+          .store(sweeps, cuda::memory_order_release);
+  }
+}
+
+//! The device loop's counters with the check taken over every kernel of the solve (see the file
+//! comment): with one kernel, `DeviceLoopCounters`'s check.
+template <class T>
+struct PeerLoopCounters : DeviceLoopCounters<T> {
+  using Bits = arith::bits_t<T>;
+  const PeerLaunch<T>& launch;
+
+  __device__ PeerLoopCounters(const DeviceLoopPlan& p, DeviceLoopState<T>* s, DeviceLoopStepReport<T>* reports, Bits* h,
+                              const PeerLaunch<T>& l)
+      : DeviceLoopCounters<T>(p, s, reports, h), launch(l) {}
+
+  template <int BlockX, int BlockY>
+  __device__ bool check(Bits best) {
+    this->template post<BlockX, BlockY>(best);
+    if (!this->barrier.wait(this->token)) return false;
+    Bits norm = this->posted_norm();
+    if (launch.launches > 1 && !combine(norm)) return false;
+    this->decide(norm);
+    return true;
+  }
+
+  //! Block-level: `norm` becomes the max over the kernels' norms of this check (the board slot
+  //! of this check, three by turns: a kernel writes a slot again three checks later, after every
+  //! kernel has posted the check in between, so after every kernel has read it).
+  __device__ bool combine(Bits& norm) {
+    __shared__ Bits combined;
+    __shared__ int arrived;
+    const auto check = static_cast<unsigned long long>(this->checks);  // checks before this one
+    const int slot = static_cast<int>(check % 3);
+    if (this->leader) {
+      for (int h = 0; h < launch.launches; ++h)
+        cuda::atomic_ref<Bits, cuda::thread_scope_system>(launch.peers[h]->norms[slot][launch.me])
+            .store(norm, cuda::memory_order_relaxed);
+      cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
+      for (int h = 0; h < launch.launches; ++h)
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>(launch.peers[h]->posted[launch.me])
+            .store(check + 1, cuda::memory_order_relaxed);
+    }
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
+      bool ok = true;
+      Bits best = 0;
+      for (int h = 0; h < launch.launches && ok; ++h) {
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> posted(launch.words->posted[h]);
+        ok = bounded_wait([&] { return posted.load(cuda::memory_order_relaxed) > check; }, &this->state->barrier.failed,
+                          this->plan.barrier_timeout_ns);
+        if (!ok) atomicCAS(&launch.words->stalled_launch, 0, 1 + h);
+      }
+      cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+      for (int h = 0; h < launch.launches && ok; ++h) {
+        const Bits theirs =
+            cuda::atomic_ref<Bits, cuda::thread_scope_system>(launch.words->norms[slot][h]).load(cuda::memory_order_relaxed);
+        best = best > theirs ? best : theirs;
+      }
+      combined = best;
+      arrived = ok ? 1 : 0;
+    }
+    __syncthreads();
+    norm = combined;
+    return arrived != 0;
+  }
+};
+
+//! The CPU-free multi-sub-domain Sync loop: one kernel of the solve (see the file comment).
+template <int BlockX, int BlockY, int Rows, class S, class T>
+__global__ void __launch_bounds__(BlockX* BlockY)
+    peer_sync_kernel(S s, PeerLaunch<T> launch, DeviceLoopPlan plan, DeviceLoopState<T>* state,
+                     DeviceLoopStepReport<T>* reports, arith::bits_t<T>* history) {
+  constexpr int Rank = S::rank;
+  PeerLoopCounters<T> loop(plan, state, reports, history, launch);
+  int* const failed = &state->barrier.failed;
+  run_pass_loop<BlockX, BlockY, 1>(
+      loop, plan, 0, 1,
+      [&](int src, int dst, int) {
+        const auto sweeps = static_cast<unsigned long long>(loop.sweeps);
+        for (std::int64_t v = blockIdx.x; v < launch.items; v += gridDim.x) {
+          const PeerItem it = peer_item(launch, v, Rank);
+          const PeerSlab<T>& sl = launch.slabs[it.slab];
+          T* const out = sl.array[dst];
+          if (it.sides == 0) {
+            walk_tile<BlockX, BlockY, Rows, Rank>(it.bx, it.t, sl.array[src], sl.b, sl.g,
+                                                  [&](std::int64_t at, const Vec16<T>& rhs, const VectorStar<T, Rank>& star) {
+                                                    sync_update_vector(s, out, at, rhs, star);
+                                                  });
+            continue;
+          }
+          if (!peer_wait(sl, it.sides, sweeps, launch, failed, plan.barrier_timeout_ns)) break;
+          const std::int64_t step = Rank == 2 ? sl.g.pitch : sl.g.plane;
+          const std::int64_t first_end = 2 * step, last_begin = (Rank == 2 ? sl.g.ny : sl.g.nz) * step;
+          T* const prev = (it.sides & 1) ? sl.out[0][dst] + sl.shift[0] : nullptr;
+          T* const next = (it.sides & 2) ? sl.out[1][dst] + sl.shift[1] : nullptr;
+          walk_tile<BlockX, BlockY, Rows, Rank>(
+              it.bx, it.t, sl.array[src], sl.b, sl.g,
+              [&](std::int64_t at, const Vec16<T>& rhs, const VectorStar<T, Rank>& star) {
+                const Vec16<T> value = sync_vector(s, rhs, star);
+                store_vector(out + at, value, star.valid);
+                if (prev != nullptr && at < first_end) store_vector(prev + at, value, star.valid);
+                if (next != nullptr && at >= last_begin) store_vector(next + at, value, star.valid);
+              });
+          peer_signal(sl, it.sides, sweeps + 1);
+        }
+      },
+      [&](int src) {
+        const auto sweeps = static_cast<unsigned long long>(loop.sweeps);
+        arith::bits_t<T> best = 0;
+        for (std::int64_t v = blockIdx.x; v < launch.items; v += gridDim.x) {
+          const PeerItem it = peer_item(launch, v, Rank);
+          const PeerSlab<T>& sl = launch.slabs[it.slab];
+          if (it.sides != 0 && !peer_wait(sl, it.sides, sweeps, launch, failed, plan.barrier_timeout_ns)) break;
+          fold_tile_residual<BlockX, BlockY, Rows>(best, it.bx, it.t, s, sl.array[src], sl.b, sl.g);
+        }
+        return best;
+      });
+}
+
+//! Makes every device of `devices` able to store into every other's memory (peer access).
+//! \throws relax::unavailable_error when two of them cannot reach each other.
+inline void enable_peer_access(const std::vector<int>& devices) {
+  for (int a : devices)
+    for (int b : devices) {
+      if (a == b) continue;
+      int can = 0;
+      RELAX_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
+      if (!can)
+        throw unavailable_error("relax::MultiSolver<PeerStore>: device " + std::to_string(a) + " cannot access device " +
+                                std::to_string(b) + "'s memory (no peer access); use relax::HostCopy");
+      const DeviceScope scope(a);
+      const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
+      if (e == cudaErrorPeerAccessAlreadyEnabled) clear_cuda_status(cudaGetLastError());
+      else RELAX_CUDA_CHECK(e);
+    }
+}
+
+}  // namespace detail
+
+//! Jacobi on the slabs of a box with no host in the loop (see the file comment): one
+//! `DeviceLoop<SyncTile<X, Y, Rows>>` kernel per device (or per slab), halos stored by the
+//! kernels, the stop decision taken on the device. The controller is `Fixed` (a check every M
+//! sweeps).
+template <class Stencil_, int X, int Y, int Rows>
+class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : public detail::SlabSolverBase<Stencil_> {
+  static_assert(is_stencil_v<Stencil_>, "relax::MultiSolver<Stencil, Strategy, Comm>: Stencil is not a stencil");
+  static_assert(Stencil_::radius == 1, "relax::MultiSolver<Stencil, DeviceLoop<Sync>, PeerStore>: radius-1 stencils only");
+  using Base = detail::SlabSolverBase<Stencil_>;
+
+ public:
+  using Stencil = Stencil_;
+  using Strategy = DeviceLoop<SyncTile<X, Y, Rows>>;
+  using Comm = PeerStore;
+  using value_type = typename Stencil::value_type;
+  static constexpr int halo = 1;  //!< one row (plane) from each neighbour, every sweep
+
+  //! A solver for the box `global` split into `devices.size()` slabs, slab s on `devices[s]`.
+  //! \throws relax::invalid_argument for bad extents, devices, controller, options or `comm`;
+  //!         relax::unavailable_error without cooperative launch or peer access between the devices.
+  MultiSolver(const Extents& global, std::vector<int> devices, Stencil stencil, Fixed controller = {},
+              SolveOptions options = {}, PeerStore comm = {})
+      : Base(global, std::move(devices), stencil, controller, options, halo), comm_(comm) {
+    detail::require(comm_.timeout_ns > 0, "comm.timeout_ns", comm_.timeout_ns, "a positive time limit for every wait");
+    detail::require(comm_.silent_subdomain >= -1 && comm_.silent_subdomain < this->size(), "comm.silent_subdomain",
+                    comm_.silent_subdomain, "-1 or a sub-domain");
+    detail::require(this->size() < (1 << detail::peer_stall_bits), "devices", this->size(),
+                    "fewer sub-domains than 2^20");
+    std::vector<int> distinct;
+    std::vector<std::pair<int, std::vector<int>>> groups;  // (device, slabs) of each kernel
+    for (int s = 0; s < this->size(); ++s) {
+      const int d = this->device(s);
+      if (std::find(distinct.begin(), distinct.end(), d) == distinct.end()) distinct.push_back(d);
+      const auto owner = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == d; });
+      if (comm_.launch_per_subdomain || owner == groups.end()) groups.push_back({d, {s}});
+      else owner->second.push_back(s);
+    }
+    detail::require(static_cast<int>(groups.size()) <= detail::peer_max_launches, "devices", static_cast<int>(groups.size()),
+                    ("at most " + std::to_string(detail::peer_max_launches) +
+                     " kernels (devices, or sub-domains with launch_per_subdomain)").c_str());
+    detail::enable_peer_access(distinct);
+    const Extents& e = this->decomposition_.global();
+    const detail::Shape whole{e.nx, e.ny, e.rank == 3 ? e.nz : 1, 0, 0, {}};
+    deep_ = Rows != 1;
+    if constexpr (Rows == dynamic) {
+      const detail::DeviceScope scope(distinct.front());
+      deep_ = Sweeper<SyncTile<X, Y, Rows>>::template deep_rows_fill_device<Stencil::rank, value_type>(whole);
+    }
+    for (int s = 0; s < this->size(); ++s) {
+      const detail::DeviceScope scope(this->device(s));
+      words_.emplace_back(1);
+    }
+    for (auto& group : groups) {
+      const int d = group.first;
+      const detail::DeviceScope scope(d);
+      const auto sharing = std::count_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == d; });
+      launches_.push_back(std::make_unique<Launch>(d, std::move(group.second), deep_, sharing));
+    }
+  }
+
+  //! The kernels a solve runs (one per device, or one per sub-domain).
+  int launches() const { return static_cast<int>(launches_.size()); }
+
+  //! Solves A u = b from the initial guess in `u` (its global ring the boundary values) in one
+  //! launch per kernel; on return every slab's owned rows hold the last iterate (each slab's
+  //! storage may have been exchanged with the solver's workspace). Blocks until the solve is done.
+  //! \throws relax::device_loop_error when a wait did not complete (naming the sub-domain or the
+  //!         kernel that did not signal).
+  SolveReport solve(DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
+    const auto started = std::chrono::steady_clock::now();
+    this->begin(u, b);
+    SolveReport report;
+    report.rhs_norm = this->rhs_norm(u, b);  // blocks: every slab's copies are done
+    detail::DeviceLoopPlan plan;
+    plan.stop = criterion(this->options_);
+    plan.rhs_norm = report.rhs_norm;
+    plan.check_every = this->controller_.sweeps_before_check();
+    plan.history_capacity =
+        this->options_.record_history ? detail::tile_count(this->options_.max_sweeps, plan.check_every) : 0;
+    plan.barrier_timeout_ns = comm_.timeout_ns;
+    for (int h = 0; h < launches(); ++h) prepare(h, u, b, plan);
+    for (auto& l : launches_) {  // no kernel starts before every kernel's words are zeroed
+      const detail::DeviceScope scope(l->device);
+      for (auto& m : launches_) RELAX_CUDA_CHECK(cudaStreamWaitEvent(l->stream, m->ready.get(), 0));
+    }
+    for (int h = 0; h < launches(); ++h) launch(h, plan);
+    std::vector<detail::DeviceLoopResult> results;
+    std::string stalled_launch;
+    unsigned long long earliest = 0;
+    bool failed = false;
+    for (auto& l : launches_) {
+      const detail::DeviceScope scope(l->device);
+      RELAX_CUDA_CHECK(cudaMemcpyAsync(l->host_words.data(), l->words.data(), sizeof(detail::PeerLaunchWords<value_type>),
+                                       cudaMemcpyDeviceToHost, l->stream));
+      results.push_back(l->workspace.read(l->stream, this->options_.record_history));
+      failed = failed || l->workspace.failed();
+      const auto& w = l->host_words.data()[0];
+      earliest = std::max(earliest, w.stalled);
+      if (stalled_launch.empty() && w.stalled_launch != 0)
+        stalled_launch = "the kernel of sub-domain " +
+                         std::to_string(launches_[static_cast<std::size_t>(w.stalled_launch - 1)]->slabs.front()) +
+                         " never posted its norm";
+    }
+    std::string stalled = stalled_launch;
+    if (earliest != 0) {
+      const unsigned long long key = ~earliest;
+      stalled = "sub-domain " + std::to_string(key & ((1ull << detail::peer_stall_bits) - 1)) +
+                " never stored its edge rows of sweep " + std::to_string(key >> detail::peer_stall_bits);
+    }
+    if (failed)
+      throw device_loop_error("relax::MultiSolver<DeviceLoop<Sync>, PeerStore>: " +
+                              (stalled.empty() ? std::string("a grid barrier") : stalled) + " did not complete within " +
+                              std::to_string(comm_.timeout_ns / 1'000'000) +
+                              " ms (are all blocks resident? another kernel may be holding SMs)");
+    for (const auto& r : results)
+      if (r.sweeps != results[0].sweeps || r.checks != results[0].checks || r.reason != results[0].reason ||
+          r.in_scratch != results[0].in_scratch || std::memcmp(&r.norm, &results[0].norm, sizeof(double)) != 0)
+        throw std::logic_error("relax::MultiSolver<PeerStore>: the kernels of one solve ended apart");
+    const detail::DeviceLoopResult& r = results[0];
+    if (r.in_scratch)
+      for (int s = 0; s < this->size(); ++s) u.part(s).swap(this->part(s).scratch);
+    report.sweeps = r.sweeps;
+    report.checks = r.checks;
+    report.rho = StopCriterion::relative(r.norm, report.rhs_norm);
+    report.status = to_solve_status(r.reason);
+    if (this->options_.record_history)
+      for (std::int64_t c = 0; c < r.checks && c < plan.history_capacity; ++c)
+        report.history.push_back({std::min((c + 1) * plan.check_every, this->options_.max_sweeps),
+                                  StopCriterion::relative(launches_[0]->workspace.history_norm(c), report.rhs_norm)});
+    report.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    return report;
+  }
+
+ private:
+  using Slabs = detail::PeerSlab<value_type>;
+  using Words = detail::PeerLaunchWords<value_type>;
+  static constexpr int deep_rows = Rows == dynamic ? tuning::sync_deep_rows : Rows;
+  template <int R>
+  static constexpr auto kernel = detail::peer_sync_kernel<X, Y, R, Stencil, value_type>;
+
+  // One kernel of the solve: its device, stream and slabs, the device loop's workspace, its
+  // words, the table of its slabs and every kernel's words, and how many blocks it runs. Made
+  // with its device current (its memory is there).
+  struct Launch {
+    // Loads the kernel (a cooperative launch must not wait on a module load) and sizes the grid:
+    // the resident blocks of the device, shared by the solve's `sharing` kernels on it.
+    Launch(int d, std::vector<int> s, bool deep, std::int64_t sharing)
+        : device(d), slabs(std::move(s)), table(slabs.size()), host_table(slabs.size()) {
+      const auto k = deep ? kernel<deep_rows> : kernel<1>;
+      cudaFuncAttributes attributes{};
+      RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, k));
+      resident = detail::resident_blocks(k, X * Y, 0, "MultiSolver<DeviceLoop<SyncTile>, PeerStore>") / sharing;
+      detail::require(resident >= 1, "devices", static_cast<int>(sharing), "fewer kernels on one device than it has SMs");
+    }
+    int device;
+    std::vector<int> slabs;
+    Stream stream;
+    DeviceLoopWorkspace<value_type> workspace;
+    DeviceBuffer<Words> words{1};
+    PinnedBuffer<Words> host_words{1};
+    DeviceBuffer<Slabs> table;
+    PinnedBuffer<Slabs> host_table;
+    DeviceBuffer<Words*> peers{static_cast<std::size_t>(detail::peer_max_launches)};
+    PinnedBuffer<Words*> host_peers{static_cast<std::size_t>(detail::peer_max_launches)};
+    Event ready;
+    std::int64_t resident = 0;
+    std::int64_t edge_items = 0, items = 0;
+  };
+
+  // Zeroes the launch's words and its slabs' flags and uploads its tables, on its stream.
+  void prepare(int h, DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b,
+               const detail::DeviceLoopPlan& plan) {
+    Launch& l = *launches_[static_cast<std::size_t>(h)];
+    const detail::DeviceScope scope(l.device);
+    l.workspace.reserve(1, plan.history_capacity);
+    l.workspace.reset(l.stream);
+    RELAX_CUDA_CHECK(cudaMemsetAsync(l.words.data(), 0, sizeof(Words), l.stream));
+    std::int64_t edges = 0, items = 0;
+    for (std::size_t k = 0; k < l.slabs.size(); ++k) {
+      const int s = l.slabs[k];
+      RELAX_CUDA_CHECK(cudaMemsetAsync(words_[static_cast<std::size_t>(s)].data(), 0, sizeof(detail::PeerSlabWords), l.stream));
+      Slabs& t = l.host_table.data()[k];
+      t = describe(s, u, b);
+      t.edge_first = edges;
+      edges += t.edge_items();
+    }
+    items = edges;
+    for (std::size_t k = 0; k < l.slabs.size(); ++k) {
+      Slabs& t = l.host_table.data()[k];
+      t.inner_first = items;
+      items += t.items() - t.edge_items();
+    }
+    l.edge_items = edges;
+    l.items = items;
+    for (int m = 0; m < launches(); ++m) l.host_peers.data()[m] = launches_[static_cast<std::size_t>(m)]->words.data();
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(l.table.data(), l.host_table.data(), l.slabs.size() * sizeof(Slabs),
+                                     cudaMemcpyHostToDevice, l.stream));
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(l.peers.data(), l.host_peers.data(), static_cast<std::size_t>(launches()) * sizeof(Words*),
+                                     cudaMemcpyHostToDevice, l.stream));
+    l.ready.record(l.stream);
+  }
+
+  // Slab s as its kernel sees it.
+  Slabs describe(int s, DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
+    const Slab& me = this->decomposition_[s];
+    Slabs t{};
+    t.array[0] = u.part(s).origin();
+    t.array[1] = this->part(s).scratch.origin();
+    t.b = b.part(s).origin();
+    t.g = detail::shape_of(u.part(s).layout());
+    const std::int64_t step = Stencil::rank == 2 ? t.g.pitch : t.g.plane;
+    const std::int64_t along = Stencil::rank == 2 ? t.g.ny : t.g.nz;
+    for (int side = 0; side < 2; ++side) {
+      const bool has = side == 0 ? me.has_prev : me.has_next;
+      const int n = side == 0 ? s - 1 : s + 1;
+      t.neighbour[side] = has ? n : -1;
+      t.inbound[side] = &words_[static_cast<std::size_t>(s)].data()->inbound[side];
+      t.edges_done[side] = &words_[static_cast<std::size_t>(s)].data()->edges_done[side];
+      if (!has) continue;
+      t.out[side][0] = u.part(n).origin();
+      t.out[side][1] = this->part(n).scratch.origin();
+      // The edge row (storage row 1, or `along`) lands in the neighbour's ring row on our side:
+      // its last ring row (its `along` + 1) for the neighbour towards row 0, its row 0 for the other.
+      const detail::Shape theirs = detail::shape_of(u.part(n).layout());
+      t.shift[side] = side == 0 ? (Stencil::rank == 2 ? theirs.ny : theirs.nz) * step : -along * step;
+      t.outbound[side] = &words_[static_cast<std::size_t>(n)].data()->inbound[1 - side];
+    }
+    const std::int64_t R = deep_ ? deep_rows : 1;
+    t.tiles_x = detail::tile_count(t.g.nx, X * detail::Vec16<value_type>::width);
+    const std::int64_t tiles_y = detail::tile_count(t.g.ny, Stencil::rank == 2 ? Y * R : Y);
+    t.band_items = Stencil::rank == 2 ? t.tiles_x : t.tiles_x * tiles_y;
+    t.bands = Stencil::rank == 2 ? tiles_y : detail::tile_count(t.g.nz, R);
+    t.index = s;
+    t.silent = comm_.silent_subdomain == s ? 1 : 0;
+    return t;
+  }
+
+  void launch(int h, const detail::DeviceLoopPlan& plan) {
+    Launch& l = *launches_[static_cast<std::size_t>(h)];
+    const detail::DeviceScope scope(l.device);
+    const detail::PeerLaunch<value_type> args{l.table.data(), static_cast<int>(l.slabs.size()), l.edge_items, l.items,
+                                              l.words.data(), l.peers.data(), launches(), h};
+    const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(l.items, l.resident)));
+    const auto k = deep_ ? kernel<deep_rows> : kernel<1>;
+    detail::launch_cooperative(k, dim3(blocks), dim3(X, Y), 0, l.stream, this->stencil_, args, plan, l.workspace.state(),
+                               l.workspace.reports(), l.workspace.history());
+  }
+
+  PeerStore comm_;
+  bool deep_ = false;
+  std::vector<DeviceBuffer<detail::PeerSlabWords>> words_;  // per slab, on its device
+  std::vector<std::unique_ptr<Launch>> launches_;
+};
+
+}  // namespace relax
