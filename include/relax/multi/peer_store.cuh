@@ -8,20 +8,23 @@
 //! One sweep, in every kernel (the Sync walk's tiles of all its slabs, taken by the resident
 //! blocks in turn, then the kernel's grid barrier):
 //! - the tiles that own a slab's edge row (plane) come first ("boundary blocks": they push the
-//!   edges while the interior tiles follow). Before sweeping, such a tile waits until the
-//!   neighbour's flag word in the slab's memory says the neighbour has stored the edge rows of
-//!   this many sweeps into the slab's ring (so the ring it reads is current, and the neighbour is
-//!   done reading the ring this sweep is about to overwrite in the neighbour's array). Every
-//!   vector of the edge row it updates is stored twice: into its own array and, through the
-//!   neighbour's pointer (a peer pointer across devices), into the neighbour's ring of the same
-//!   parity. The last edge tile of a side to finish (a counter per side) releases the
-//!   neighbour's flag with the new sweep count (`cuda::atomic_ref`, system scope,
-//!   release/acquire);
-//! - every M sweeps the kernel folds the residual of its slabs' tiles (the edge tiles after the
-//!   same wait) into its norm word at its grid barrier; with several kernels, each stores its norm
-//!   into every kernel's board and raises its board flag, and every block reads all the norms
-//!   once every flag has arrived: each kernel takes the max of the same words, so all take the
-//!   same decision at the same sweep (max is order-free).
+//!   edges while the interior tiles follow). Every vector of the edge row such a tile updates is
+//!   stored twice: into its own array and, through the neighbour's pointer (a peer pointer across
+//!   devices), into the neighbour's ring of the same parity;
+//! - a neighbour in the same kernel needs nothing more: the grid barrier orders those stores
+//!   before the neighbour's next sweep reads them, and the neighbour's reads of the ring before
+//!   the stores of the sweep after. A neighbour in another kernel has flag words in the slab's
+//!   memory, one per tile of the edge band: before sweeping, edge tile r waits until word r says
+//!   the neighbour's tile r has stored the edge rows of this many sweeps into the ring (so the
+//!   ring it reads is current, and the neighbour is done reading the ring this sweep overwrites
+//!   in its array; tile r reads exactly the ring columns tile r of the neighbour stores), and
+//!   after its stores it raises the neighbour's word r to the new sweep count
+//!   (`cuda::atomic_ref`, release/acquire, at system scope when the solve spans devices);
+//! - every M sweeps the kernel folds the residual of its slabs' tiles (the flagged edge tiles
+//!   after the same wait) into its norm word at its grid barrier; with several kernels, each
+//!   stores its norm into every kernel's board and raises its board flag, and every block reads
+//!   all the norms once every flag has arrived: each kernel takes the max of the same words, so
+//!   all take the same decision at the same sweep (max is order-free).
 //! Sweeps, checks, ρ and the owned rows are those of the single-domain solve, bit for bit; ‖b‖ is
 //! the max over the owned rows, from the host, as `HostCopy`'s.
 //!
@@ -57,14 +60,6 @@ namespace detail {
 //! The most kernels one solve runs (the width of the norm board).
 inline constexpr int peer_max_launches = 32;
 
-//! A slab's flag words, in its device's memory (zeroed before each solve): `inbound[side]`, the
-//! sweeps whose edge rows the neighbour on that side (0: towards row 0, 1: the other) has stored
-//! into this slab's ring; `edges_done[side]`, the edge tiles of that side finished so far.
-struct PeerSlabWords {
-  unsigned long long inbound[2];
-  unsigned int edges_done[2];
-};
-
 //! A kernel's words (zeroed before each solve): `posted[h]`, the checks whose norm kernel h has
 //! stored into `norms` (three slots, by check); `stalled`, the earliest halo wait of this kernel
 //! that failed, as ~(sweeps << 20 | the sub-domain waited for) (0: none; the earliest names the
@@ -81,19 +76,23 @@ struct PeerLaunchWords {
 //! Sub-domains a `stalled` word can name.
 inline constexpr int peer_stall_bits = 20;
 
-//! One slab as its kernel sees it.
+//! One slab as its kernel sees it (copied into shared memory at the kernel's start).
 template <class T>
 struct PeerSlab {
   T* array[2];             //!< origins of the iterate after an even / odd number of sweeps
   const T* b;              //!< origin of b
   Shape g;                 //!< the local box
-  //! Per side: the neighbour's arrays (null without a neighbour) and the offset that takes an
-  //! edge vector at `at` here to the neighbour's ring (`array + at + shift`).
+  //! Per side (0: towards row 0, 1: the other): the neighbour's arrays (null without a
+  //! neighbour) and the offset that takes an edge vector at `at` here to the neighbour's ring
+  //! (`array + at + shift`).
   T* out[2][2];
   std::int64_t shift[2];
-  unsigned long long* inbound[2];   //!< this slab's flag words
-  unsigned long long* outbound[2];  //!< the neighbours' flag words for this slab
-  unsigned int* edges_done[2];
+  //! Per side, with a neighbour in another kernel (else null: the kernel's grid barrier orders
+  //! the stores): this slab's flag words, one per tile of its edge band (word r: the sweeps whose
+  //! edge rows the neighbour's tile r has stored into this slab's ring), and the neighbour's
+  //! words for this slab.
+  unsigned long long* inbound[2];
+  unsigned long long* outbound[2];
   std::int64_t tiles_x;      //!< tiles of the walk across a band
   std::int64_t band_items;   //!< tiles of one band (a band: the tiles at one position along y in 2D, z in 3D)
   std::int64_t bands;
@@ -110,7 +109,7 @@ struct PeerSlab {
 //! What a kernel of the solve is given.
 template <class T>
 struct PeerLaunch {
-  const PeerSlab<T>* slabs;          //!< its slabs (device memory)
+  const PeerSlab<T>* slabs;          //!< its slabs (device memory; shared memory inside the kernel)
   int count;                         //!< how many
   std::int64_t edge_items, items;    //!< the edge tiles of all its slabs; all its tiles
   PeerLaunchWords<T>* words;         //!< its words
@@ -119,70 +118,73 @@ struct PeerLaunch {
   int me;                            //!< this kernel's number
 };
 
-//! Work item `v` of a kernel's pass: its slab, the walk tile (x-block `bx`, tile `t`) and the
-//! edge sides it owns (bit 0: the first row, facing the neighbour towards row 0; bit 1: the last).
+//! Work item `v` of a kernel's pass: its slab, the walk tile (x-block `bx`, tile `t`; `r` within
+//! its band), the edge sides it owns (bit 0: the first row, facing the neighbour towards row 0;
+//! bit 1: the last) and, of those, the sides with flags (a neighbour in another kernel).
 struct PeerItem {
   int slab;
-  std::int64_t bx, t;
-  int sides;
+  std::int64_t bx, t, r;
+  int sides, flagged;
 };
 
 template <class T>
 __device__ __forceinline__ PeerItem peer_item(const PeerLaunch<T>& launch, std::int64_t v, int rank) {
-  PeerItem it{0, 0, 0, 0};
+  PeerItem it{0, 0, 0, 0, 0, 0};
   const bool edge = v < launch.edge_items;
   while (it.slab + 1 < launch.count &&
          v >= (edge ? launch.slabs[it.slab + 1].edge_first : launch.slabs[it.slab + 1].inner_first))
     ++it.slab;
   const PeerSlab<T>& sl = launch.slabs[it.slab];
   const std::int64_t local = v - (edge ? sl.edge_first : sl.inner_first);
-  const std::int64_t position = local / sl.band_items, r = local % sl.band_items;
+  const std::int64_t position = local / sl.band_items;
+  it.r = local % sl.band_items;
   const std::int64_t band = edge ? (position == 0 ? 0 : sl.bands - 1) : position + 1;
-  it.bx = r % sl.tiles_x;
-  it.t = rank == 2 ? band : band * (sl.band_items / sl.tiles_x) + r / sl.tiles_x;
-  if (band == 0 && sl.out[0][0] != nullptr) it.sides |= 1;
-  if (band == sl.bands - 1 && sl.out[1][0] != nullptr) it.sides |= 2;
+  it.bx = it.r % sl.tiles_x;
+  it.t = rank == 2 ? band : band * (sl.band_items / sl.tiles_x) + it.r / sl.tiles_x;
+  for (int side = 0; side < 2; ++side)
+    if (band == (side == 0 ? 0 : sl.bands - 1) && sl.out[side][0] != nullptr) {
+      it.sides |= 1 << side;
+      if (sl.inbound[side] != nullptr) it.flagged |= 1 << side;
+    }
   return it;
 }
 
-//! Block-level: waits until the neighbours on `sides` have stored the edge rows of `sweeps`
-//! sweeps into the slab's ring. False (and the kernel's failure flag raised, the sub-domain that
-//! did not signal recorded) when a wait timed out or another wait failed first.
-template <class T>
-__device__ bool peer_wait(const PeerSlab<T>& sl, int sides, unsigned long long sweeps, const PeerLaunch<T>& launch,
-                          int* failed, std::uint64_t timeout_ns) {
+//! Block-level: waits until the neighbours' tiles facing tile `r` of the edge bands on `sides`
+//! have stored the edge rows of `sweeps` sweeps into the slab's ring. False (and the kernel's
+//! failure flag raised, the sub-domain that did not signal recorded) when a wait timed out or
+//! another wait failed first. `Scope`: the device, or the system when the solve spans devices.
+template <cuda::thread_scope Scope, class T>
+__device__ bool peer_wait(const PeerSlab<T>& sl, int sides, std::int64_t r, unsigned long long sweeps,
+                          const PeerLaunch<T>& launch, int* failed, std::uint64_t timeout_ns) {
   bool ok = true;
   if (threadIdx.x == 0 && threadIdx.y == 0) {
     for (int side = 0; side < 2 && ok; ++side) {
       if ((sides & (1 << side)) == 0) continue;
-      cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> word(*sl.inbound[side]);
+      cuda::atomic_ref<unsigned long long, Scope> word(sl.inbound[side][r]);
       ok = bounded_wait([&] { return word.load(cuda::memory_order_relaxed) >= sweeps; }, failed, timeout_ns);
-      if (!ok) atomicMax(&launch.words->stalled, ~(sweeps << peer_stall_bits | static_cast<unsigned long long>(sl.neighbour[side])));
+      if (!ok)
+        atomicMax(&launch.words->stalled, ~(sweeps << peer_stall_bits | static_cast<unsigned long long>(sl.neighbour[side])));
     }
-    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+    cuda::atomic_thread_fence(cuda::memory_order_acquire, Scope);
   }
   return __syncthreads_or(!ok) == 0;
 }
 
-//! Block-level, after the block's edge tile on `sides` is stored: counts it, and the last edge
-//! tile of a side releases the neighbour's flag with `sweeps` (the sweeps now done).
-template <class T>
-__device__ void peer_signal(const PeerSlab<T>& sl, int sides, unsigned long long sweeps) {
+//! Block-level, after the block's edge tile `r` is stored: raises the neighbours' words for it
+//! on `sides` to `sweeps` (the sweeps now done), releasing every thread's stores.
+template <cuda::thread_scope Scope, class T>
+__device__ void peer_signal(const PeerSlab<T>& sl, int sides, std::int64_t r, unsigned long long sweeps) {
   __syncthreads();
-  if (threadIdx.x != 0 || threadIdx.y != 0) return;
-  for (int side = 0; side < 2; ++side) {
-    if ((sides & (1 << side)) == 0) continue;
-    cuda::atomic_ref<unsigned int, cuda::thread_scope_system> done(*sl.edges_done[side]);
-    const unsigned int count = done.fetch_add(1u, cuda::memory_order_acq_rel) + 1u;
-    if (count % static_cast<unsigned int>(sl.band_items) == 0 && !sl.silent)
-      cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>(*sl.outbound[side])
-          .store(sweeps, cuda::memory_order_release);
-  }
+  if (threadIdx.x != 0 || threadIdx.y != 0 || sl.silent) return;
+  cuda::atomic_thread_fence(cuda::memory_order_release, Scope);
+  for (int side = 0; side < 2; ++side)
+    if (sides & (1 << side))
+      cuda::atomic_ref<unsigned long long, Scope>(sl.outbound[side][r]).store(sweeps, cuda::memory_order_relaxed);
 }
 
 //! The device loop's counters with the check taken over every kernel of the solve (see the file
 //! comment): with one kernel, `DeviceLoopCounters`'s check.
-template <class T>
+template <cuda::thread_scope Scope, class T>
 struct PeerLoopCounters : DeviceLoopCounters<T> {
   using Bits = arith::bits_t<T>;
   const PeerLaunch<T>& launch;
@@ -211,26 +213,23 @@ struct PeerLoopCounters : DeviceLoopCounters<T> {
     const int slot = static_cast<int>(check % 3);
     if (this->leader) {
       for (int h = 0; h < launch.launches; ++h)
-        cuda::atomic_ref<Bits, cuda::thread_scope_system>(launch.peers[h]->norms[slot][launch.me])
-            .store(norm, cuda::memory_order_relaxed);
-      cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
+        cuda::atomic_ref<Bits, Scope>(launch.peers[h]->norms[slot][launch.me]).store(norm, cuda::memory_order_relaxed);
+      cuda::atomic_thread_fence(cuda::memory_order_release, Scope);
       for (int h = 0; h < launch.launches; ++h)
-        cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>(launch.peers[h]->posted[launch.me])
-            .store(check + 1, cuda::memory_order_relaxed);
+        cuda::atomic_ref<unsigned long long, Scope>(launch.peers[h]->posted[launch.me]).store(check + 1, cuda::memory_order_relaxed);
     }
     if (threadIdx.x == 0 && threadIdx.y == 0) {
       bool ok = true;
       Bits best = 0;
       for (int h = 0; h < launch.launches && ok; ++h) {
-        cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> posted(launch.words->posted[h]);
+        cuda::atomic_ref<unsigned long long, Scope> posted(launch.words->posted[h]);
         ok = bounded_wait([&] { return posted.load(cuda::memory_order_relaxed) > check; }, &this->state->barrier.failed,
                           this->plan.barrier_timeout_ns);
         if (!ok) atomicCAS(&launch.words->stalled_launch, 0, 1 + h);
       }
-      cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+      cuda::atomic_thread_fence(cuda::memory_order_acquire, Scope);
       for (int h = 0; h < launch.launches && ok; ++h) {
-        const Bits theirs =
-            cuda::atomic_ref<Bits, cuda::thread_scope_system>(launch.words->norms[slot][h]).load(cuda::memory_order_relaxed);
+        const Bits theirs = cuda::atomic_ref<Bits, Scope>(launch.words->norms[slot][h]).load(cuda::memory_order_relaxed);
         best = best > theirs ? best : theirs;
       }
       combined = best;
@@ -242,13 +241,24 @@ struct PeerLoopCounters : DeviceLoopCounters<T> {
   }
 };
 
-//! The CPU-free multi-sub-domain Sync loop: one kernel of the solve (see the file comment).
-template <int BlockX, int BlockY, int Rows, class S, class T>
+//! The CPU-free multi-sub-domain Sync loop: one kernel of the solve (see the file comment). Its
+//! dynamic shared memory holds the table of its slabs (read at every work item: in global memory
+//! it would be a round trip to L2 after each barrier, whose acquire empties L1).
+template <int BlockX, int BlockY, int Rows, cuda::thread_scope Scope, class S, class T>
 __global__ void __launch_bounds__(BlockX* BlockY)
     peer_sync_kernel(S s, PeerLaunch<T> launch, DeviceLoopPlan plan, DeviceLoopState<T>* state,
                      DeviceLoopStepReport<T>* reports, arith::bits_t<T>* history) {
   constexpr int Rank = S::rank;
-  PeerLoopCounters<T> loop(plan, state, reports, history, launch);
+  extern __shared__ __align__(16) unsigned char peer_table[];
+  {
+    const auto* from = reinterpret_cast<const unsigned long long*>(launch.slabs);
+    auto* to = reinterpret_cast<unsigned long long*>(peer_table);
+    const int words = launch.count * static_cast<int>(sizeof(PeerSlab<T>) / sizeof(unsigned long long));
+    for (int i = static_cast<int>(threadIdx.y * BlockX + threadIdx.x); i < words; i += BlockX * BlockY) to[i] = from[i];
+    __syncthreads();
+    launch.slabs = reinterpret_cast<const PeerSlab<T>*>(peer_table);
+  }
+  PeerLoopCounters<Scope, T> loop(plan, state, reports, history, launch);
   int* const failed = &state->barrier.failed;
   run_pass_loop<BlockX, BlockY, 1>(
       loop, plan, 0, 1,
@@ -257,28 +267,31 @@ __global__ void __launch_bounds__(BlockX* BlockY)
         for (std::int64_t v = blockIdx.x; v < launch.items; v += gridDim.x) {
           const PeerItem it = peer_item(launch, v, Rank);
           const PeerSlab<T>& sl = launch.slabs[it.slab];
+          const Shape g = sl.g;
+          const T* const in = sl.array[src];
+          const T* const b = sl.b;
           T* const out = sl.array[dst];
           if (it.sides == 0) {
-            walk_tile<BlockX, BlockY, Rows, Rank>(it.bx, it.t, sl.array[src], sl.b, sl.g,
+            walk_tile<BlockX, BlockY, Rows, Rank>(it.bx, it.t, in, b, g,
                                                   [&](std::int64_t at, const Vec16<T>& rhs, const VectorStar<T, Rank>& star) {
                                                     sync_update_vector(s, out, at, rhs, star);
                                                   });
             continue;
           }
-          if (!peer_wait(sl, it.sides, sweeps, launch, failed, plan.barrier_timeout_ns)) break;
-          const std::int64_t step = Rank == 2 ? sl.g.pitch : sl.g.plane;
-          const std::int64_t first_end = 2 * step, last_begin = (Rank == 2 ? sl.g.ny : sl.g.nz) * step;
+          if (it.flagged != 0 && !peer_wait<Scope>(sl, it.flagged, it.r, sweeps, launch, failed, plan.barrier_timeout_ns))
+            break;
+          const std::int64_t step = Rank == 2 ? g.pitch : g.plane;
+          const std::int64_t first_end = 2 * step, last_begin = (Rank == 2 ? g.ny : g.nz) * step;
           T* const prev = (it.sides & 1) ? sl.out[0][dst] + sl.shift[0] : nullptr;
           T* const next = (it.sides & 2) ? sl.out[1][dst] + sl.shift[1] : nullptr;
           walk_tile<BlockX, BlockY, Rows, Rank>(
-              it.bx, it.t, sl.array[src], sl.b, sl.g,
-              [&](std::int64_t at, const Vec16<T>& rhs, const VectorStar<T, Rank>& star) {
+              it.bx, it.t, in, b, g, [&](std::int64_t at, const Vec16<T>& rhs, const VectorStar<T, Rank>& star) {
                 const Vec16<T> value = sync_vector(s, rhs, star);
                 store_vector(out + at, value, star.valid);
                 if (prev != nullptr && at < first_end) store_vector(prev + at, value, star.valid);
                 if (next != nullptr && at >= last_begin) store_vector(next + at, value, star.valid);
               });
-          peer_signal(sl, it.sides, sweeps + 1);
+          if (it.flagged != 0) peer_signal<Scope>(sl, it.flagged, it.r, sweeps + 1);
         }
       },
       [&](int src) {
@@ -287,8 +300,10 @@ __global__ void __launch_bounds__(BlockX* BlockY)
         for (std::int64_t v = blockIdx.x; v < launch.items; v += gridDim.x) {
           const PeerItem it = peer_item(launch, v, Rank);
           const PeerSlab<T>& sl = launch.slabs[it.slab];
-          if (it.sides != 0 && !peer_wait(sl, it.sides, sweeps, launch, failed, plan.barrier_timeout_ns)) break;
-          fold_tile_residual<BlockX, BlockY, Rows>(best, it.bx, it.t, s, sl.array[src], sl.b, sl.g);
+          if (it.flagged != 0 && !peer_wait<Scope>(sl, it.flagged, it.r, sweeps, launch, failed, plan.barrier_timeout_ns))
+            break;
+          const Shape g = sl.g;
+          fold_tile_residual<BlockX, BlockY, Rows>(best, it.bx, it.t, s, sl.array[src], sl.b, g);
         }
         return best;
       });
@@ -362,16 +377,30 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
       const detail::DeviceScope scope(distinct.front());
       deep_ = Sweeper<SyncTile<X, Y, Rows>>::template deep_rows_fill_device<Stencil::rank, value_type>(whole);
     }
-    for (int s = 0; s < this->size(); ++s) {
-      const detail::DeviceScope scope(this->device(s));
-      words_.emplace_back(1);
-    }
+    cross_device_ = distinct.size() > 1;
     for (auto& group : groups) {
       const int d = group.first;
       const detail::DeviceScope scope(d);
       const auto sharing = std::count_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == d; });
-      launches_.push_back(std::make_unique<Launch>(d, std::move(group.second), deep_, sharing));
+      launches_.push_back(std::make_unique<Launch>(d, std::move(group.second), pick_kernel(), sharing));
     }
+    launch_of_.assign(static_cast<std::size_t>(this->size()), 0);
+    for (std::size_t h = 0; h < launches_.size(); ++h)
+      for (int s : launches_[h]->slabs) launch_of_[static_cast<std::size_t>(s)] = static_cast<int>(h);
+    // Flag words (one per tile of an edge band, per side) for the slabs with a neighbour in
+    // another kernel; the tiles across a band do not depend on the rows a thread takes.
+    const Extents& local = this->decomposition_[0].extents;
+    band_items_ = detail::tile_count(local.nx, X * detail::Vec16<value_type>::width) *
+                  (Stencil::rank == 2 ? 1 : detail::tile_count(local.ny, Y));
+    for (int s = 0; s < this->size(); ++s) {
+      const detail::DeviceScope scope(this->device(s));
+      words_.emplace_back(static_cast<std::size_t>(flagged(s, 0) || flagged(s, 1) ? 2 * band_items_ : 1));
+    }
+    if (comm_.silent_subdomain >= 0)
+      detail::require(flagged(comm_.silent_subdomain, 0) || flagged(comm_.silent_subdomain, 1), "comm.silent_subdomain",
+                      comm_.silent_subdomain,
+                      "a sub-domain with a neighbour in another kernel (within one kernel the grid barrier orders "
+                      "the halos, and there are no flags to keep back)");
   }
 
   //! The kernels a solve runs (one per device, or one per sub-domain).
@@ -451,8 +480,27 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
   using Slabs = detail::PeerSlab<value_type>;
   using Words = detail::PeerLaunchWords<value_type>;
   static constexpr int deep_rows = Rows == dynamic ? tuning::sync_deep_rows : Rows;
-  template <int R>
-  static constexpr auto kernel = detail::peer_sync_kernel<X, Y, R, Stencil, value_type>;
+  using Kernel = void (*)(Stencil, detail::PeerLaunch<value_type>, detail::DeviceLoopPlan,
+                          detail::DeviceLoopState<value_type>*, detail::DeviceLoopStepReport<value_type>*,
+                          arith::bits_t<value_type>*);
+
+  // The kernel of this solver: rows a thread takes, and the scope of the flags (the system when
+  // the solve spans devices).
+  Kernel pick_kernel() const {
+    constexpr auto device = cuda::thread_scope_device, system = cuda::thread_scope_system;
+    if (deep_)
+      return cross_device_ ? detail::peer_sync_kernel<X, Y, deep_rows, system, Stencil, value_type>
+                           : detail::peer_sync_kernel<X, Y, deep_rows, device, Stencil, value_type>;
+    return cross_device_ ? detail::peer_sync_kernel<X, Y, 1, system, Stencil, value_type>
+                         : detail::peer_sync_kernel<X, Y, 1, device, Stencil, value_type>;
+  }
+
+  // Whether slab s's neighbour on `side` is in another kernel (and so exchanges flags with it).
+  bool flagged(int s, int side) const {
+    const Slab& me = this->decomposition_[s];
+    if (!(side == 0 ? me.has_prev : me.has_next)) return false;
+    return launch_of_[static_cast<std::size_t>(s)] != launch_of_[static_cast<std::size_t>(side == 0 ? s - 1 : s + 1)];
+  }
 
   // One kernel of the solve: its device, stream and slabs, the device loop's workspace, its
   // words, the table of its slabs and every kernel's words, and how many blocks it runs. Made
@@ -460,22 +508,24 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
   struct Launch {
     // Loads the kernel (a cooperative launch must not wait on a module load) and sizes the grid:
     // the resident blocks of the device, shared by the solve's `sharing` kernels on it.
-    Launch(int d, std::vector<int> s, bool deep, std::int64_t sharing)
-        : device(d), slabs(std::move(s)), table(slabs.size()), host_table(slabs.size()) {
-      const auto k = deep ? kernel<deep_rows> : kernel<1>;
+    Launch(int d, std::vector<int> s, Kernel k, std::int64_t sharing)
+        : device(d), slabs(std::move(s)), kernel(k), table(slabs.size()), host_table(slabs.size()),
+          shared_bytes(slabs.size() * sizeof(Slabs)) {
       cudaFuncAttributes attributes{};
       RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, k));
-      resident = detail::resident_blocks(k, X * Y, 0, "MultiSolver<DeviceLoop<SyncTile>, PeerStore>") / sharing;
+      resident = detail::resident_blocks(k, X * Y, shared_bytes, "MultiSolver<DeviceLoop<SyncTile>, PeerStore>") / sharing;
       detail::require(resident >= 1, "devices", static_cast<int>(sharing), "fewer kernels on one device than it has SMs");
     }
     int device;
     std::vector<int> slabs;
+    Kernel kernel;
     Stream stream;
     DeviceLoopWorkspace<value_type> workspace;
     DeviceBuffer<Words> words{1};
     PinnedBuffer<Words> host_words{1};
     DeviceBuffer<Slabs> table;
     PinnedBuffer<Slabs> host_table;
+    std::size_t shared_bytes;  // the table, in the kernel's shared memory
     DeviceBuffer<Words*> peers{static_cast<std::size_t>(detail::peer_max_launches)};
     PinnedBuffer<Words*> host_peers{static_cast<std::size_t>(detail::peer_max_launches)};
     Event ready;
@@ -494,7 +544,8 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
     std::int64_t edges = 0, items = 0;
     for (std::size_t k = 0; k < l.slabs.size(); ++k) {
       const int s = l.slabs[k];
-      RELAX_CUDA_CHECK(cudaMemsetAsync(words_[static_cast<std::size_t>(s)].data(), 0, sizeof(detail::PeerSlabWords), l.stream));
+      auto& flags = words_[static_cast<std::size_t>(s)];
+      RELAX_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, flags.size() * sizeof(unsigned long long), l.stream));
       Slabs& t = l.host_table.data()[k];
       t = describe(s, u, b);
       t.edge_first = edges;
@@ -530,8 +581,6 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
       const bool has = side == 0 ? me.has_prev : me.has_next;
       const int n = side == 0 ? s - 1 : s + 1;
       t.neighbour[side] = has ? n : -1;
-      t.inbound[side] = &words_[static_cast<std::size_t>(s)].data()->inbound[side];
-      t.edges_done[side] = &words_[static_cast<std::size_t>(s)].data()->edges_done[side];
       if (!has) continue;
       t.out[side][0] = u.part(n).origin();
       t.out[side][1] = this->part(n).scratch.origin();
@@ -539,7 +588,10 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
       // its last ring row (its `along` + 1) for the neighbour towards row 0, its row 0 for the other.
       const detail::Shape theirs = detail::shape_of(u.part(n).layout());
       t.shift[side] = side == 0 ? (Stencil::rank == 2 ? theirs.ny : theirs.nz) * step : -along * step;
-      t.outbound[side] = &words_[static_cast<std::size_t>(n)].data()->inbound[1 - side];
+      if (flagged(s, side)) {
+        t.inbound[side] = words_[static_cast<std::size_t>(s)].data() + side * band_items_;
+        t.outbound[side] = words_[static_cast<std::size_t>(n)].data() + (1 - side) * band_items_;
+      }
     }
     const std::int64_t R = deep_ ? deep_rows : 1;
     t.tiles_x = detail::tile_count(t.g.nx, X * detail::Vec16<value_type>::width);
@@ -557,14 +609,16 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
     const detail::PeerLaunch<value_type> args{l.table.data(), static_cast<int>(l.slabs.size()), l.edge_items, l.items,
                                               l.words.data(), l.peers.data(), launches(), h};
     const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(l.items, l.resident)));
-    const auto k = deep_ ? kernel<deep_rows> : kernel<1>;
-    detail::launch_cooperative(k, dim3(blocks), dim3(X, Y), 0, l.stream, this->stencil_, args, plan, l.workspace.state(),
+    detail::launch_cooperative(l.kernel, dim3(blocks), dim3(X, Y), l.shared_bytes, l.stream, this->stencil_, args, plan, l.workspace.state(),
                                l.workspace.reports(), l.workspace.history());
   }
 
   PeerStore comm_;
   bool deep_ = false;
-  std::vector<DeviceBuffer<detail::PeerSlabWords>> words_;  // per slab, on its device
+  bool cross_device_ = false;
+  std::int64_t band_items_ = 0;                        // tiles of an edge band, the same in every slab
+  std::vector<int> launch_of_;                         // the kernel of each slab
+  std::vector<DeviceBuffer<unsigned long long>> words_;  // each slab's flags, on its device
   std::vector<std::unique_ptr<Launch>> launches_;
 };
 
