@@ -18,6 +18,7 @@
 namespace {
 
 using relax::driver::Backend;
+using relax::driver::CommName;
 using relax::driver::Options;
 using relax::driver::Precision;
 using relax::driver::StrategyName;
@@ -103,17 +104,19 @@ relax::RunReport run_gpu(const Options& o) {
   return run_gpu_stencil<relax::Stencil5<T>>(o);
 }
 
-// --devices: one slab per listed device, host-controlled halo copies (relax::MultiSolver).
-template <class S, class Strategy>
+// --devices: one slab per listed device (relax::MultiSolver), host-controlled halo copies or,
+// with --comm peer-store, the CPU-free solver.
+template <class S, class Strategy, class Comm = relax::HostCopy>
 relax::RunReport run_multi(const Options& o) {
-  relax::MultiSolver<S, Strategy> solver(o.problem.extents(), o.devices, S(o.problem.r), relax::Fixed(o.check_interval),
-                                         o.solve);
+  relax::MultiSolver<S, Strategy, Comm> solver(o.problem.extents(), o.devices, S(o.problem.r),
+                                               relax::Fixed(o.check_interval), o.solve);
   relax::DistributedDiffusionState<typename S::value_type> state(o.problem, solver.decomposition(), solver.devices());
   return relax::run_diffusion(solver, state, print_step);
 }
 
 template <class S>
 relax::RunReport run_multi_stencil(const Options& o) {
+  if (o.comm == CommName::peer_store) return run_multi<S, relax::DeviceLoop<relax::Sync>, relax::PeerStore>(o);
   if (o.strategy == StrategyName::sync) return run_multi<S, relax::Sync>(o);
   switch (o.depth) {
     case 1: return run_multi<S, relax::TemporalBlock<1, relax::ColumnStream>>(o);
@@ -127,8 +130,10 @@ template <class T>
 relax::RunReport run_gpu_multi(const Options& o) {
   std::string list;
   for (int d : o.devices) list += (list.empty() ? "" : ",") + std::to_string(d);
-  std::printf("%zu sub-domains (slabs along %s) on devices %s, halo copies from the host\n", o.devices.size(),
-              o.problem.dims == 3 ? "z" : "y", list.c_str());
+  std::printf("%zu sub-domains (slabs along %s) on devices %s, %s\n", o.devices.size(), o.problem.dims == 3 ? "z" : "y",
+              list.c_str(),
+              o.comm == CommName::peer_store ? "halos stored by the kernels (PeerStore), no host in the loop"
+                                             : "halo copies from the host (HostCopy)");
   if (o.problem.dims == 3) return run_multi_stencil<relax::Stencil7<T>>(o);
   return run_multi_stencil<relax::Stencil5<T>>(o);
 }

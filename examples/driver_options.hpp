@@ -18,6 +18,8 @@ namespace relax::driver {
 enum class Backend { automatic, gpu, cpu };
 enum class Precision { float32, float64 };
 enum class StrategyName { automatic, sync, temporal, blockasync, device_loop, on_chip, device_stream };
+//! How the sub-domains of --devices exchange halos: the host's copies, or the kernels' stores.
+enum class CommName { host_copy, peer_store };
 
 inline const char* to_string(StrategyName s) {
   switch (s) {
@@ -41,6 +43,8 @@ struct Options {
   StrategyName strategy = StrategyName::automatic;
   int depth = 4;  // D of temporal and blockasync
   std::vector<int> devices;  // --devices: one sub-domain per entry (repeats allowed); empty: one domain
+  CommName comm = CommName::host_copy;  // --comm: the sub-domains' halo exchange
+  bool comm_given = false;
   int threads = 0;  // reference backend: 0 = all OpenMP threads
   std::string json_path;
   bool help = false;
@@ -71,8 +75,13 @@ inline const char* usage() {
          "                     (default 4; 3D streams: at most 5 on an H200)\n"
          "  --checks C         blocking | overlapped (sweep on while rho travels; default blocking)\n"
          "  --devices LIST     split the box into one slab per listed GPU, e.g. 0,1 or 0,0,0 (a GPU may\n"
-         "                     repeat: several sub-domains on one GPU); host-controlled halo copies;\n"
-         "                     strategies sync and temporal, blocking checks, the GPU backend\n"
+         "                     repeat: several sub-domains on one GPU); blocking checks, the GPU\n"
+         "                     backend\n"
+         "  --gpus K           --devices 0,1,...,K-1 (one slab on each of K GPUs)\n"
+         "  --comm C           the slabs' halo exchange: host-copy (the host copies the halos after\n"
+         "                     each batch; strategies sync and temporal) | peer-store (the kernels\n"
+         "                     store them and sync on flags, no host in the loop; strategy\n"
+         "                     device-loop) (default host-copy)\n"
          "  --backend B        auto | gpu | cpu (default auto: the GPU if one is present)\n"
          "  --threads P        reference backend threads, 0 = all (default 0)\n"
          "  --precision P      float | double (default float)\n"
@@ -169,7 +178,21 @@ inline Options parse(const std::vector<std::string>& args) {
       else throw invalid_argument(opt, v, "blocking or overlapped");
     }
     else if (opt == "--threads") o.threads = detail::narrow(opt, detail::parse_int(opt, v));
-    else if (opt == "--devices") o.devices = detail::parse_devices(opt, v);
+    else if (opt == "--devices" || opt == "--gpus") {
+      relax::detail::require(o.devices.empty(), opt.c_str(), v, "one of --devices and --gpus, once");
+      if (opt == "--devices") {
+        o.devices = detail::parse_devices(opt, v);
+      } else {
+        const std::int64_t k = detail::parse_int(opt, v);
+        relax::detail::require(k >= 1 && k <= 1024, "--gpus", v.c_str(), "1 to 1024 GPUs");
+        for (int d = 0; d < k; ++d) o.devices.push_back(d);
+      }
+    } else if (opt == "--comm") {
+      if (v == "host-copy") o.comm = CommName::host_copy;
+      else if (v == "peer-store") o.comm = CommName::peer_store;
+      else throw invalid_argument(opt, v, "host-copy or peer-store");
+      o.comm_given = true;
+    }
     else if (opt == "--json") o.json_path = v;
     else if (opt == "--backend") {
       if (v == "auto") o.backend = Backend::automatic;
@@ -198,9 +221,15 @@ inline Options parse(const std::vector<std::string>& args) {
   relax::detail::require(o.threads >= 0, "--threads", o.threads, "0 (all) or more");
   relax::detail::require(o.depth == 1 || o.depth == 2 || o.depth == 4 || o.depth == 8, "--depth",
                          o.depth, "1, 2, 4 or 8");
+  relax::detail::require(!o.comm_given || !o.devices.empty(), "--comm", o.comm == CommName::peer_store ? "peer-store" : "host-copy",
+                         "given with --devices or --gpus (the exchange between sub-domains)");
   if (!o.devices.empty()) {
-    relax::detail::require(o.strategy == StrategyName::sync || o.strategy == StrategyName::temporal, "--strategy",
-                           to_string(o.strategy), "sync or temporal with --devices (the multi-sub-domain solver's)");
+    if (o.comm == CommName::peer_store)
+      relax::detail::require(o.strategy == StrategyName::device_loop, "--strategy", to_string(o.strategy),
+                             "device-loop with --comm peer-store (the CPU-free multi-sub-domain solver's)");
+    else
+      relax::detail::require(o.strategy == StrategyName::sync || o.strategy == StrategyName::temporal, "--strategy",
+                             to_string(o.strategy), "sync or temporal with --devices (the multi-sub-domain solver's)");
     relax::detail::require(o.solve.checks == CheckMode::blocking, "--checks", "overlapped",
                            "blocking with --devices");
     relax::detail::require(o.backend != Backend::cpu, "--backend", "cpu", "gpu or auto with --devices");

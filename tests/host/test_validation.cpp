@@ -125,6 +125,18 @@ TEST_CASE("driver options: defaults, values and errors", "[validation][driver]")
                     Catch::Contains("blocking with --devices"));
   CHECK_THROWS_WITH(relax::driver::parse({"--devices", "0", "--strategy", "sync", "--backend", "cpu"}),
                     Catch::Contains("gpu or auto with --devices"));
+  CHECK(relax::driver::parse({"--gpus", "3", "--strategy", "sync"}).devices == std::vector<int>{0, 1, 2});
+  const auto peer = relax::driver::parse({"--devices", "0,0", "--comm", "peer-store", "--strategy", "device-loop"});
+  CHECK(peer.comm == relax::driver::CommName::peer_store);
+  CHECK(relax::driver::parse({"--devices", "0,0", "--strategy", "sync"}).comm == relax::driver::CommName::host_copy);
+  CHECK_THROWS_WITH(relax::driver::parse({"--devices", "0,0", "--comm", "peer-store", "--strategy", "sync"}),
+                    Catch::Contains("device-loop with --comm peer-store"));
+  CHECK_THROWS_WITH(relax::driver::parse({"--comm", "peer-store", "--strategy", "device-loop"}),
+                    Catch::Contains("given with --devices or --gpus"));
+  CHECK_THROWS_WITH(relax::driver::parse({"--devices", "0", "--gpus", "2", "--strategy", "sync"}),
+                    Catch::Contains("one of --devices and --gpus"));
+  CHECK(rejected_option({"--comm", "mail", "--devices", "0"}) == "--comm");
+  CHECK(rejected_option({"--gpus", "0", "--strategy", "sync"}) == "--gpus");
   CHECK(rejected_option({"--checks", "sometimes"}) == "--checks");
   CHECK(rejected_option({"--strategy", "async"}) == "--strategy");
   CHECK(rejected_option({"--depth", "3"}) == "--depth");
