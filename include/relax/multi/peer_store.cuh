@@ -294,16 +294,49 @@ __global__ void __launch_bounds__(BlockX* BlockY)
         for (std::int64_t v = blockIdx.x; v < launch.items; v += gridDim.x) {
           const PeerItem it = peer_item(launch, v, Rank);
           const PeerSlab<T>& sl = launch.slabs[it.slab];
-          if (it.flagged != 0 && !peer_wait<Scope>(sl, it.flagged, it.r, sweeps, launch, failed, plan.barrier_timeout_ns))
-            break;
-          const Shape g = sl.g;
-          T* const out = sl.array[dst];
-          walk_tile<BlockX, BlockY, Rows, Rank>(it.bx, it.t, sl.array[src], sl.b, g,
-                                                [&](std::int64_t at, const Vec16<T>& rhs, const VectorStar<T, Rank>& star) {
-                                                  sync_update_vector(s, out, at, rhs, star);
-                                                });
-          if (it.sides == 0) continue;
-          peer_push<BlockX, BlockY, Rank>(sl, it, dst, g);
+          if constexpr (Rank == 2) {
+            // 2D: the edge tiles store each edge vector twice inside the walk (measured against
+            // pushing after the walk as 3D does: +0.45 against +0.51 us a sweep at 256^2, -1.8%
+            // against +4.9% at 16384^2, docs/results/h200/bench_multi_peer_store*.json).
+            const Shape g = sl.g;
+            const T* const in = sl.array[src];
+            const T* const b = sl.b;
+            T* const out = sl.array[dst];
+            if (it.sides == 0) {
+              walk_tile<BlockX, BlockY, Rows, Rank>(
+                  it.bx, it.t, in, b, g, [&](std::int64_t at, const Vec16<T>& rhs, const VectorStar<T, Rank>& star) {
+                    sync_update_vector(s, out, at, rhs, star);
+                  });
+              continue;
+            }
+            if (it.flagged != 0 && !peer_wait<Scope>(sl, it.flagged, it.r, sweeps, launch, failed, plan.barrier_timeout_ns))
+              break;
+            const std::int64_t first_end = 2 * g.pitch, last_begin = g.ny * g.pitch;
+            T* const prev = (it.sides & 1) ? sl.out[0][dst] + sl.shift[0] : nullptr;
+            T* const next = (it.sides & 2) ? sl.out[1][dst] + sl.shift[1] : nullptr;
+            walk_tile<BlockX, BlockY, Rows, Rank>(
+                it.bx, it.t, in, b, g, [&](std::int64_t at, const Vec16<T>& rhs, const VectorStar<T, Rank>& star) {
+                  const Vec16<T> value = sync_vector(s, rhs, star);
+                  store_vector(out + at, value, star.valid);
+                  if (prev != nullptr && at < first_end) store_vector(prev + at, value, star.valid);
+                  if (next != nullptr && at >= last_begin) store_vector(next + at, value, star.valid);
+                });
+          } else {
+            // 3D: one walk for every tile, then the edge tiles push their part of the edge plane
+            // (storing twice inside the walk took the kernel from 80 to 100 registers: +20%
+            // against +3.3% at 512^3).
+            if (it.flagged != 0 && !peer_wait<Scope>(sl, it.flagged, it.r, sweeps, launch, failed, plan.barrier_timeout_ns))
+              break;
+            const Shape g = sl.g;
+            T* const out = sl.array[dst];
+            walk_tile<BlockX, BlockY, Rows, Rank>(
+                it.bx, it.t, sl.array[src], sl.b, g,
+                [&](std::int64_t at, const Vec16<T>& rhs, const VectorStar<T, Rank>& star) {
+                  sync_update_vector(s, out, at, rhs, star);
+                });
+            if (it.sides == 0) continue;
+            peer_push<BlockX, BlockY, Rank>(sl, it, dst, g);
+          }
           if (it.flagged != 0) peer_signal<Scope>(sl, it.flagged, it.r, sweeps + 1);
         }
       },
