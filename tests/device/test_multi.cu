@@ -114,17 +114,20 @@ TEST_CASE("the host-controlled multi-sub-domain solver refuses bad devices, grid
   CHECK_THROWS_WITH(Multi(e, {0, 0}, s, relax::Fixed(8), overlapped), Catch::Contains("options.checks"));
 }
 
-TEST_CASE("the ten-step problem on k sub-domains of one GPU is the single-domain run, bit for bit",
-          "[multi][host_copy][diffusion]") {
-  const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
+namespace {
+
+// Ten steps (three here) of the diffusion problem with `Whole` on one domain against `Strategy`
+// and `Comm` on 2 and 3 sub-domains of one GPU: every step's report and the final state.
+template <class Whole, class Strategy, class Comm>
+void check_ten_steps(relax::Source src) {
   for (double r : {1.0, 10.0, 100.0}) {
     const relax::DiffusionParams p = relax::testing::diffusion_params(257, r, src, 3);
     HostGrid<float> want_u;
-    const auto want = relax::testing::gpu_diffusion<relax::Stencil5<float>, relax::TemporalBlock<4, relax::ColumnStream>>(
-        p, want_u, relax::Fixed(8), {}, relax::StepLaunch::per_step);
+    const auto want = relax::testing::gpu_diffusion<relax::Stencil5<float>, Whole>(p, want_u, relax::Fixed(8), {},
+                                                                                    relax::StepLaunch::per_step);
     for (int parts : {2, 3}) {
       INFO("r = " << r << ", " << parts << " sub-domains");
-      relax::MultiSolver<relax::Stencil5<float>, relax::TemporalBlock<4, relax::ColumnStream>> solver(
+      relax::MultiSolver<relax::Stencil5<float>, Strategy, Comm> solver(
           p.extents(), std::vector<int>(static_cast<std::size_t>(parts), 0), relax::Stencil5<float>(p.r));
       relax::DistributedDiffusionState<float> state(p, solver.decomposition(), solver.devices());
       const auto got = relax::run_diffusion(solver, state);
@@ -133,6 +136,14 @@ TEST_CASE("the ten-step problem on k sub-domains of one GPU is the single-domain
       relax::testing::check_same_run(got, got_u, want, want_u);
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("the ten-step problem on k sub-domains of one GPU is the single-domain run, bit for bit",
+          "[multi][host_copy][diffusion]") {
+  using Stream4 = relax::TemporalBlock<4, relax::ColumnStream>;
+  check_ten_steps<Stream4, Stream4, relax::HostCopy>(GENERATE(relax::Source::point, relax::Source::gaussian));
 }
 
 namespace {
@@ -174,23 +185,7 @@ TEST_CASE("the CPU-free multi-sub-domain solver on small boxes, for the sanitize
 
 TEST_CASE("the ten-step problem on k sub-domains with PeerStore is the single-domain run, bit for bit",
           "[multi][peer_store][diffusion]") {
-  const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
-  for (double r : {1.0, 10.0, 100.0}) {
-    const relax::DiffusionParams p = relax::testing::diffusion_params(257, r, src, 3);
-    HostGrid<float> want_u;
-    const auto want = relax::testing::gpu_diffusion<relax::Stencil5<float>, relax::Sync>(p, want_u, relax::Fixed(8), {},
-                                                                                          relax::StepLaunch::per_step);
-    for (int parts : {2, 3}) {
-      INFO("r = " << r << ", " << parts << " sub-domains");
-      relax::MultiSolver<relax::Stencil5<float>, CpuFree, relax::PeerStore> solver(
-          p.extents(), std::vector<int>(static_cast<std::size_t>(parts), 0), relax::Stencil5<float>(p.r));
-      relax::DistributedDiffusionState<float> state(p, solver.decomposition(), solver.devices());
-      const auto got = relax::run_diffusion(solver, state);
-      HostGrid<float> got_u = relax::initial_state<float>(p);
-      state.u().gather(got_u);
-      relax::testing::check_same_run(got, got_u, want, want_u);
-    }
-  }
+  check_ten_steps<relax::Sync, CpuFree, relax::PeerStore>(GENERATE(relax::Source::point, relax::Source::gaussian));
 }
 
 TEST_CASE("many short CPU-free solves lose or repeat no halo", "[multi][peer_store]") {

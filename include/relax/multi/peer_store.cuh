@@ -8,9 +8,10 @@
 //! One sweep, in every kernel (the Sync walk's tiles of all its slabs, taken by the resident
 //! blocks in turn, then the kernel's grid barrier):
 //! - the tiles that own a slab's edge row (plane) come first ("boundary blocks": they push the
-//!   edges while the interior tiles follow). After sweeping, such a tile stores its part of the
-//!   edge row, through the neighbour's pointer (a peer pointer across devices), into the
-//!   neighbour's ring of the same parity;
+//!   edges while the interior tiles follow). Such a tile also stores its part of the edge row,
+//!   through the neighbour's pointer (a peer pointer across devices), into the neighbour's ring
+//!   of the same parity: in 2D as a second store of each edge vector inside the walk, in 3D
+//!   after the walk, read back from the array just written (see the kernel);
 //! - a neighbour in the same kernel needs nothing more: the grid barrier orders those stores
 //!   before the neighbour's next sweep reads them, and the neighbour's reads of the ring before
 //!   the stores of the sweep after. A neighbour in another kernel has flag words in the slab's
@@ -415,6 +416,12 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
     detail::require(static_cast<int>(groups.size()) <= detail::peer_max_launches, "devices", static_cast<int>(groups.size()),
                     ("at most " + std::to_string(detail::peer_max_launches) +
                      " kernels (devices, or sub-domains with launch_per_subdomain)").c_str());
+    for (int d : distinct) {
+      const detail::DeviceScope scope(d);
+      if (!detail::cached_device_attribute<cudaDevAttrCooperativeLaunch>())
+        throw unavailable_error("relax::MultiSolver<DeviceLoop<Sync>, PeerStore> needs cooperative launch, which device " +
+                                std::to_string(d) + " does not support; use relax::HostCopy with a launch-based strategy");
+    }
     detail::enable_peer_access(distinct);
     const Extents& e = this->decomposition_.global();
     const detail::Shape whole{e.nx, e.ny, e.rank == 3 ? e.nz : 1, 0, 0, {}};
