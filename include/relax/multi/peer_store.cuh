@@ -39,6 +39,7 @@
 
 #include <relax/core/buffer.hpp>
 #include <relax/multi/distributed.cuh>
+#include <relax/multi/peer_table.hpp>
 #include <relax/strategy/device_loop.cuh>
 #include <relax/strategy/sync.cuh>
 
@@ -51,104 +52,13 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 namespace relax {
 
 namespace detail {
-
-//! The most kernels one solve runs (the width of the norm board).
-inline constexpr int peer_max_launches = 32;
-
-//! A kernel's words (zeroed before each solve): `posted[h]`, the checks whose norm kernel h has
-//! stored into `norms` (three slots, by check); `stalled`, the earliest halo wait of this kernel
-//! that failed, as ~(sweeps << 20 | the sub-domain waited for) (0: none; the earliest names the
-//! sub-domain that stopped signalling, later waits fail because of it); `stalled_launch`, 1 + the
-//! kernel a board wait failed on.
-template <class T>
-struct PeerLaunchWords {
-  unsigned long long posted[peer_max_launches];
-  arith::bits_t<T> norms[3][peer_max_launches];
-  unsigned long long stalled;
-  int stalled_launch;
-};
-
-//! Sub-domains a `stalled` word can name.
-inline constexpr int peer_stall_bits = 20;
-
-//! One slab as its kernel sees it (copied into shared memory at the kernel's start).
-template <class T>
-struct PeerSlab {
-  T* array[2];             //!< origins of the iterate after an even / odd number of sweeps
-  const T* b;              //!< origin of b
-  Shape g;                 //!< the local box
-  //! Per side (0: towards row 0, 1: the other): the neighbour's arrays (null without a
-  //! neighbour) and the offset that takes an edge vector at `at` here to the neighbour's ring
-  //! (`array + at + shift`).
-  T* out[2][2];
-  std::int64_t shift[2];
-  //! Per side, with a neighbour in another kernel (else null: the kernel's grid barrier orders
-  //! the stores): this slab's flag words, one per tile of its edge band (word r: the sweeps whose
-  //! edge rows the neighbour's tile r has stored into this slab's ring), and the neighbour's
-  //! words for this slab.
-  unsigned long long* inbound[2];
-  unsigned long long* outbound[2];
-  std::int64_t tiles_x;      //!< tiles of the walk across a band
-  std::int64_t band_items;   //!< tiles of one band (a band: the tiles at one position along y in 2D, z in 3D)
-  std::int64_t bands;
-  std::int64_t edge_first;   //!< its first item in the kernel's edge phase
-  std::int64_t inner_first;  //!< its first item in the kernel's interior phase
-  int index;                 //!< the sub-domain
-  int neighbour[2];          //!< the neighbours' sub-domains (−1: none)
-  int silent;                //!< test hook: never raises its neighbours' flags
-  //! Edge bands: the first and, when there are two or more, the last.
-  RELAX_HOST_DEVICE std::int64_t edge_items() const { return (bands > 1 ? 2 : 1) * band_items; }
-  RELAX_HOST_DEVICE std::int64_t items() const { return bands * band_items; }
-};
-
-//! What a kernel of the solve is given.
-template <class T>
-struct PeerLaunch {
-  const PeerSlab<T>* slabs;          //!< its slabs (device memory; shared memory inside the kernel)
-  int count;                         //!< how many
-  std::int64_t edge_items, items;    //!< the edge tiles of all its slabs; all its tiles
-  PeerLaunchWords<T>* words;         //!< its words
-  PeerLaunchWords<T>* const* peers;  //!< every kernel's words (its own included), by kernel
-  int launches;                      //!< kernels in the solve
-  int me;                            //!< this kernel's number
-};
-
-//! Work item `v` of a kernel's pass: its slab, the walk tile (x-block `bx`, tile `t`; `r` within
-//! its band), the edge sides it owns (bit 0: the first row, facing the neighbour towards row 0;
-//! bit 1: the last) and, of those, the sides with flags (a neighbour in another kernel).
-struct PeerItem {
-  int slab;
-  std::int64_t bx, t, r;
-  int sides, flagged;
-};
-
-template <class T>
-__device__ __forceinline__ PeerItem peer_item(const PeerLaunch<T>& launch, std::int64_t v, int rank) {
-  PeerItem it{0, 0, 0, 0, 0, 0};
-  const bool edge = v < launch.edge_items;
-  while (it.slab + 1 < launch.count &&
-         v >= (edge ? launch.slabs[it.slab + 1].edge_first : launch.slabs[it.slab + 1].inner_first))
-    ++it.slab;
-  const PeerSlab<T>& sl = launch.slabs[it.slab];
-  const std::int64_t local = v - (edge ? sl.edge_first : sl.inner_first);
-  const std::int64_t position = local / sl.band_items;
-  it.r = local % sl.band_items;
-  const std::int64_t band = edge ? (position == 0 ? 0 : sl.bands - 1) : position + 1;
-  it.bx = it.r % sl.tiles_x;
-  it.t = rank == 2 ? band : band * (sl.band_items / sl.tiles_x) + it.r / sl.tiles_x;
-  for (int side = 0; side < 2; ++side)
-    if (band == (side == 0 ? 0 : sl.bands - 1) && sl.out[side][0] != nullptr) {
-      it.sides |= 1 << side;
-      if (sl.inbound[side] != nullptr) it.flagged |= 1 << side;
-    }
-  return it;
-}
 
 //! Block-level: waits until the neighbours' tiles facing tile `r` of the edge bands on `sides`
 //! have stored the edge rows of `sweeps` sweeps into the slab's ring. False (and the kernel's
@@ -442,9 +352,10 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
       for (int s : launches_[h]->slabs) launch_of_[static_cast<std::size_t>(s)] = static_cast<int>(h);
     // Flag words (one per tile of an edge band, per side) for the slabs with a neighbour in
     // another kernel; the tiles across a band do not depend on the rows a thread takes.
-    const Extents& local = this->decomposition_[0].extents;
-    band_items_ = detail::tile_count(local.nx, X * detail::Vec16<value_type>::width) *
-                  (Stencil::rank == 2 ? 1 : detail::tile_count(local.ny, Y));
+    Slabs probe{};
+    detail::peer_tile(probe, detail::shape_of(this->part(0).scratch.layout()), Stencil::rank,
+                      X * detail::Vec16<value_type>::width, Y, 1);
+    band_items_ = probe.band_items;
     for (int s = 0; s < this->size(); ++s) {
       const detail::DeviceScope scope(this->device(s));
       words_.emplace_back(static_cast<std::size_t>(flagged(s, 0) || flagged(s, 1) ? 2 * band_items_ : 1));
@@ -594,24 +505,13 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
     l.workspace.reserve(1, plan.history_capacity);
     l.workspace.reset(l.stream);
     RELAX_CUDA_CHECK(cudaMemsetAsync(l.words.data(), 0, sizeof(Words), l.stream));
-    std::int64_t edges = 0, items = 0;
     for (std::size_t k = 0; k < l.slabs.size(); ++k) {
       const int s = l.slabs[k];
       auto& flags = words_[static_cast<std::size_t>(s)];
       RELAX_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, flags.size() * sizeof(unsigned long long), l.stream));
-      Slabs& t = l.host_table.data()[k];
-      t = describe(s, u, b);
-      t.edge_first = edges;
-      edges += t.edge_items();
+      l.host_table.data()[k] = describe(s, u, b);
     }
-    items = edges;
-    for (std::size_t k = 0; k < l.slabs.size(); ++k) {
-      Slabs& t = l.host_table.data()[k];
-      t.inner_first = items;
-      items += t.items() - t.edge_items();
-    }
-    l.edge_items = edges;
-    l.items = items;
+    std::tie(l.edge_items, l.items) = detail::peer_number(l.host_table.data(), l.slabs.size());
     for (int m = 0; m < launches(); ++m) l.host_peers.data()[m] = launches_[static_cast<std::size_t>(m)]->words.data();
     RELAX_CUDA_CHECK(cudaMemcpyAsync(l.table.data(), l.host_table.data(), l.slabs.size() * sizeof(Slabs),
                                      cudaMemcpyHostToDevice, l.stream));
@@ -646,11 +546,7 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
         t.outbound[side] = words_[static_cast<std::size_t>(n)].data() + (1 - side) * band_items_;
       }
     }
-    const std::int64_t R = deep_ ? deep_rows : 1;
-    t.tiles_x = detail::tile_count(t.g.nx, X * detail::Vec16<value_type>::width);
-    const std::int64_t tiles_y = detail::tile_count(t.g.ny, Stencil::rank == 2 ? Y * R : Y);
-    t.band_items = Stencil::rank == 2 ? t.tiles_x : t.tiles_x * tiles_y;
-    t.bands = Stencil::rank == 2 ? tiles_y : detail::tile_count(t.g.nz, R);
+    detail::peer_tile(t, t.g, Stencil::rank, X * detail::Vec16<value_type>::width, Y, deep_ ? deep_rows : 1);
     t.index = s;
     t.silent = comm_.silent_subdomain == s ? 1 : 0;
     return t;

@@ -1,0 +1,145 @@
+#pragma once
+//! \file
+//! The table of the CPU-free multi-sub-domain kernel (`multi/peer_store.cuh`): what a kernel
+//! knows of its slabs and words, and the arithmetic that numbers its work items, host code too
+//! (tested on the host: `tests/host/test_peer_table.cpp`).
+
+#include <relax/config.hpp>
+#include <relax/core/arith.hpp>
+#include <relax/domain/shape.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#if defined(__CUDACC__)
+#define RELAX_FORCE_INLINE __forceinline__
+#else
+#define RELAX_FORCE_INLINE inline
+#endif
+
+namespace relax::detail {
+
+//! The most kernels one solve runs (the width of the norm board).
+inline constexpr int peer_max_launches = 32;
+
+//! A kernel's words (zeroed before each solve): `posted[h]`, the checks whose norm kernel h has
+//! stored into `norms` (three slots, by check); `stalled`, the earliest halo wait of this kernel
+//! that failed, as ~(sweeps << 20 | the sub-domain waited for) (0: none; the earliest names the
+//! sub-domain that stopped signalling, later waits fail because of it); `stalled_launch`, 1 + the
+//! kernel a board wait failed on.
+template <class T>
+struct PeerLaunchWords {
+  unsigned long long posted[peer_max_launches];
+  arith::bits_t<T> norms[3][peer_max_launches];
+  unsigned long long stalled;
+  int stalled_launch;
+};
+
+//! Sub-domains a `stalled` word can name.
+inline constexpr int peer_stall_bits = 20;
+
+//! One slab as its kernel sees it (copied into shared memory at the kernel's start).
+template <class T>
+struct PeerSlab {
+  T* array[2];             //!< origins of the iterate after an even / odd number of sweeps
+  const T* b;              //!< origin of b
+  Shape g;                 //!< the local box
+  //! Per side (0: towards row 0, 1: the other): the neighbour's arrays (null without a
+  //! neighbour) and the offset that takes an edge vector at `at` here to the neighbour's ring
+  //! (`array + at + shift`).
+  T* out[2][2];
+  std::int64_t shift[2];
+  //! Per side, with a neighbour in another kernel (else null: the kernel's grid barrier orders
+  //! the stores): this slab's flag words, one per tile of its edge band (word r: the sweeps whose
+  //! edge rows the neighbour's tile r has stored into this slab's ring), and the neighbour's
+  //! words for this slab.
+  unsigned long long* inbound[2];
+  unsigned long long* outbound[2];
+  std::int64_t tiles_x;      //!< tiles of the walk across a band
+  std::int64_t band_items;   //!< tiles of one band (a band: the tiles at one position along y in 2D, z in 3D)
+  std::int64_t bands;
+  std::int64_t edge_first;   //!< its first item in the kernel's edge phase
+  std::int64_t inner_first;  //!< its first item in the kernel's interior phase
+  int index;                 //!< the sub-domain
+  int neighbour[2];          //!< the neighbours' sub-domains (−1: none)
+  int silent;                //!< test hook: never raises its neighbours' flags
+  //! Edge bands: the first and, when there are two or more, the last.
+  RELAX_HOST_DEVICE std::int64_t edge_items() const { return (bands > 1 ? 2 : 1) * band_items; }
+  RELAX_HOST_DEVICE std::int64_t items() const { return bands * band_items; }
+};
+
+//! What a kernel of the solve is given.
+template <class T>
+struct PeerLaunch {
+  const PeerSlab<T>* slabs;          //!< its slabs (device memory; shared memory inside the kernel)
+  int count;                         //!< how many
+  std::int64_t edge_items, items;    //!< the edge tiles of all its slabs; all its tiles
+  PeerLaunchWords<T>* words;         //!< its words
+  PeerLaunchWords<T>* const* peers;  //!< every kernel's words (its own included), by kernel
+  int launches;                      //!< kernels in the solve
+  int me;                            //!< this kernel's number
+};
+
+//! Work item `v` of a kernel's pass (its edge items first: every slab's first edge band, then its
+//! last, in the order of the slabs; then the slabs' interior bands in order): its slab, the walk tile (x-block `bx`, tile `t`; `r` within
+//! its band), the edge sides it owns (bit 0: the first row, facing the neighbour towards row 0;
+//! bit 1: the last) and, of those, the sides with flags (a neighbour in another kernel).
+struct PeerItem {
+  int slab;
+  std::int64_t bx, t, r;
+  int sides, flagged;
+};
+
+template <class T>
+RELAX_HOST_DEVICE RELAX_FORCE_INLINE PeerItem peer_item(const PeerLaunch<T>& launch, std::int64_t v, int rank) {
+  PeerItem it{0, 0, 0, 0, 0, 0};
+  const bool edge = v < launch.edge_items;
+  while (it.slab + 1 < launch.count &&
+         v >= (edge ? launch.slabs[it.slab + 1].edge_first : launch.slabs[it.slab + 1].inner_first))
+    ++it.slab;
+  const PeerSlab<T>& sl = launch.slabs[it.slab];
+  const std::int64_t local = v - (edge ? sl.edge_first : sl.inner_first);
+  const std::int64_t position = local / sl.band_items;
+  it.r = local % sl.band_items;
+  const std::int64_t band = edge ? (position == 0 ? 0 : sl.bands - 1) : position + 1;
+  it.bx = it.r % sl.tiles_x;
+  it.t = rank == 2 ? band : band * (sl.band_items / sl.tiles_x) + it.r / sl.tiles_x;
+  for (int side = 0; side < 2; ++side)
+    if (band == (side == 0 ? 0 : sl.bands - 1) && sl.out[side][0] != nullptr) {
+      it.sides |= 1 << side;
+      if (sl.inbound[side] != nullptr) it.flagged |= 1 << side;
+    }
+  return it;
+}
+
+
+//! Host: the walk's tiling of slab `t` of shape `g` (tiles of `tile_columns` points across a row
+//! and `block_y` rows; a thread takes `rows` rows in 2D, planes in 3D).
+template <class T>
+void peer_tile(PeerSlab<T>& t, const Shape& g, int rank, std::int64_t tile_columns, int block_y, int rows) {
+  const auto count = [](std::int64_t n, std::int64_t size) { return (n + size - 1) / size; };
+  t.tiles_x = count(g.nx, tile_columns);
+  const std::int64_t tiles_y = count(g.ny, rank == 2 ? std::int64_t{block_y} * rows : block_y);
+  t.band_items = rank == 2 ? t.tiles_x : t.tiles_x * tiles_y;
+  t.bands = rank == 2 ? tiles_y : count(g.nz, rows);
+}
+
+//! Host: numbers the work items of a kernel's `count` slabs (their `edge_first` and
+//! `inner_first`) and returns {its edge items, its items}.
+template <class T>
+std::pair<std::int64_t, std::int64_t> peer_number(PeerSlab<T>* slabs, std::size_t count) {
+  std::int64_t items = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    slabs[k].edge_first = items;
+    items += slabs[k].edge_items();
+  }
+  const std::int64_t edges = items;
+  for (std::size_t k = 0; k < count; ++k) {
+    slabs[k].inner_first = items;
+    items += slabs[k].items() - slabs[k].edge_items();
+  }
+  return {edges, items};
+}
+
+}  // namespace relax::detail

@@ -1,0 +1,150 @@
+// The numbering of the CPU-free multi-sub-domain kernel's work items (multi/peer_table.hpp), on
+// the host: over the slabs of a decomposition, grouped into kernels in several ways, every walk
+// tile of every slab is one item exactly once; the edge items (the slabs' first and last bands)
+// come before all interior ones; an item owns an edge side exactly when its band is that edge
+// and the slab has a neighbour there, and has flags there exactly when that neighbour is in
+// another kernel; and an edge tile's flag index is its place across the band, the same for the
+// facing tile of the neighbour (flag word r of one slab answers tile r of the other).
+#include <catch2/catch.hpp>
+
+#include <relax/domain/decomposition.hpp>
+#include <relax/domain/shape.hpp>
+#include <relax/multi/peer_table.hpp>
+
+#include <cstdint>
+#include <set>
+#include <tuple>
+#include <vector>
+
+using relax::Decomposition;
+using relax::Extents;
+namespace detail = relax::detail;
+
+namespace {
+
+struct Case {
+  Extents global;
+  int parts;
+  std::int64_t tile_columns;  // X × the vector width
+  int block_y, rows;
+};
+
+// Slab s goes to kernel kernel_of(s); checks every kernel's numbering.
+template <class KernelOf>
+void check_numbering(const Case& c, KernelOf kernel_of) {
+  const int rank = c.global.rank;
+  INFO("box " << c.global.to_text() << ", " << c.parts << " slabs, tiles of " << c.tile_columns << " x " << c.block_y
+              << ", " << c.rows << " rows a thread");
+  const Decomposition d(c.global, c.parts, 1);
+  std::vector<float> dummy(4);  // the arrays' addresses only mark neighbours (nothing is read)
+  std::vector<unsigned long long> flags(4);
+  int kernels = 0;
+  for (int s = 0; s < d.size(); ++s) kernels = std::max(kernels, kernel_of(s) + 1);
+  for (int h = 0; h < kernels; ++h) {
+    std::vector<detail::PeerSlab<float>> slabs;
+    std::vector<int> index;
+    for (int s = 0; s < d.size(); ++s) {
+      if (kernel_of(s) != h) continue;
+      const relax::Slab& me = d[s];
+      detail::PeerSlab<float> t{};
+      const detail::Shape g = detail::shape_of(me.layout<float>());
+      detail::peer_tile(t, g, rank, c.tile_columns, c.block_y, c.rows);
+      for (int side = 0; side < 2; ++side) {
+        const bool has = side == 0 ? me.has_prev : me.has_next;
+        if (!has) continue;
+        t.out[side][0] = t.out[side][1] = dummy.data();
+        if (kernel_of(side == 0 ? s - 1 : s + 1) != h) t.inbound[side] = t.outbound[side] = flags.data();
+      }
+      t.index = s;
+      slabs.push_back(t);
+      index.push_back(s);
+    }
+    const auto [edge_items, items] = detail::peer_number(slabs.data(), slabs.size());
+    detail::PeerLaunch<float> launch{};
+    launch.slabs = slabs.data();
+    launch.count = static_cast<int>(slabs.size());
+    launch.edge_items = edge_items;
+    launch.items = items;
+
+    std::int64_t expected = 0, expected_edges = 0;
+    for (const auto& t : slabs) {
+      expected += t.items();
+      expected_edges += t.edge_items();
+    }
+    REQUIRE(items == expected);
+    REQUIRE(edge_items == expected_edges);
+    std::set<std::tuple<int, std::int64_t, std::int64_t>> seen;
+    for (std::int64_t v = 0; v < items; ++v) {
+      const detail::PeerItem it = detail::peer_item(launch, v, rank);
+      REQUIRE(it.slab >= 0);
+      REQUIRE(it.slab < launch.count);
+      const auto& t = slabs[static_cast<std::size_t>(it.slab)];
+      const relax::Slab& me = d[index[static_cast<std::size_t>(it.slab)]];
+      const std::int64_t tiles_y = t.band_items / t.tiles_x;  // 1 in 2D
+      const std::int64_t band = rank == 2 ? it.t : it.t / tiles_y;
+      REQUIRE(it.bx >= 0);
+      REQUIRE(it.bx < t.tiles_x);
+      REQUIRE(band >= 0);
+      REQUIRE(band < t.bands);
+      CHECK(seen.insert({it.slab, it.bx, it.t}).second);  // once
+      const bool first = band == 0, last = band == t.bands - 1;
+      CHECK((v < edge_items) == (first || last));  // edges first, then only interior bands
+      CHECK(it.r == it.bx + t.tiles_x * (rank == 2 ? 0 : it.t % tiles_y));  // its place across the band
+      const int sides = (first && me.has_prev ? 1 : 0) | (last && me.has_next ? 2 : 0);
+      CHECK(it.sides == sides);
+      int flagged = 0;
+      for (int side = 0; side < 2; ++side)
+        if ((sides & (1 << side)) && t.inbound[side] != nullptr) flagged |= 1 << side;
+      CHECK(it.flagged == flagged);
+    }
+    CHECK(static_cast<std::int64_t>(seen.size()) == items);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the CPU-free kernel's items cover every tile once, edges first, with the right sides and flags",
+          "[peer_store][decomposition]") {
+  const std::vector<Case> cases{
+      {Extents(1, 1), 1, 128, 8, 1},       {Extents(5, 3), 3, 128, 8, 1},      {Extents(129, 70), 4, 128, 8, 1},
+      {Extents(129, 70), 4, 128, 8, 4},    {Extents(1000, 7), 7, 64, 8, 4},    {Extents(257, 257), 2, 128, 8, 4},
+      {Extents(33, 517), 3, 64, 8, 1},     {Extents(9, 5, 4), 4, 128, 8, 1},   {Extents(33, 17, 29), 3, 64, 8, 4},
+      {Extents(40, 40, 40), 2, 128, 8, 4}, {Extents(20, 9, 7), 2, 128, 8, 4},  {Extents(300, 3, 11), 5, 128, 8, 4}};
+  for (const Case& c : cases) {
+    check_numbering(c, [](int) { return 0; });        // one kernel
+    check_numbering(c, [](int s) { return s; });      // one kernel per slab
+    check_numbering(c, [](int s) { return s / 2; });  // slabs in pairs
+  }
+}
+
+TEST_CASE("the tiling of a slab and the numbering of a kernel's items", "[peer_store][decomposition]") {
+  detail::PeerSlab<float> t{};
+  detail::Shape g{};
+  g.nx = 300;
+  g.ny = 70;
+  detail::peer_tile(t, g, 2, 128, 8, 4);  // 2D: bands of 32 rows
+  CHECK(t.tiles_x == 3);
+  CHECK(t.band_items == 3);
+  CHECK(t.bands == 3);
+  CHECK(t.edge_items() == 6);
+  CHECK(t.items() == 9);
+  g.nz = 9;
+  detail::peer_tile(t, g, 3, 128, 8, 4);  // 3D: bands of 4 planes, 9 row groups across
+  CHECK(t.tiles_x == 3);
+  CHECK(t.band_items == 27);
+  CHECK(t.bands == 3);
+  detail::PeerSlab<float> one{};
+  g.nz = 1;
+  detail::peer_tile(one, g, 3, 128, 8, 4);  // one band: its items are all edge items
+  CHECK(one.edge_items() == one.items());
+  std::vector<detail::PeerSlab<float>> slabs{t, one, t};
+  const auto [edges, items] = detail::peer_number(slabs.data(), slabs.size());
+  CHECK(edges == 2 * 54 + 27);
+  CHECK(items == 81 + 27 + 81);
+  CHECK(slabs[0].edge_first == 0);
+  CHECK(slabs[1].edge_first == 54);
+  CHECK(slabs[2].edge_first == 81);
+  CHECK(slabs[0].inner_first == edges);
+  CHECK(slabs[1].inner_first == edges + 27);
+  CHECK(slabs[2].inner_first == edges + 27);
+}
