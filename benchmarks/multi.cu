@@ -2,13 +2,17 @@
 // tol 1e-30) with relax::MultiSolver on k slabs of the same GPU (k = 1 is one slab, the
 // decomposition's own path) and with the single-domain Solver of the same strategy, at 256² and
 // 16384² (2D) and 512³ (3D): host-controlled (HostCopy with Sync and with the column stream) and
-// CPU-free (PeerStore with DeviceLoop<Sync>, one kernel for both slabs, and one kernel per slab).
+// CPU-free (PeerStore with DeviceLoop<Sync>, one kernel for both slabs, and one kernel per slab);
+// with NCCL (built where NCCL is found), one rank per GPU: its one-rank cost on one GPU.
 // The figures `multi_virtual2_*_host` and `multi_virtual2_*_cpufree` come from these rows
 // (benchmarks/report.py).
 #include "bench_support.hpp"
 
 #include <relax/multi/host_copy.cuh>
 #include <relax/multi/peer_store.cuh>
+#if RELAX_BENCH_NCCL
+#include <relax/multi/nccl.cuh>
+#endif
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>
@@ -74,21 +78,30 @@ void multi_sweep(benchmark::State& state) {
   counter(state, "sweeps", static_cast<double>(report.sweeps));
 }
 
-// One domain; k = 1 and 2 slabs on GPU 0 (with PeerStore, also 2 kernels for k = 2); and, with
-// several GPUs, one slab on each.
+// The rows' name of a Comm policy.
+template <class Comm>
+std::string comm_name() {
+  if constexpr (std::is_same_v<Comm, relax::PeerStore>) return "peer_store";
+  else if constexpr (std::is_same_v<Comm, relax::HostCopy>) return "host_copy";
+  else return "nccl";
+}
+
+// One domain; k = 1 and 2 slabs on GPU 0 (with PeerStore, also 2 kernels for k = 2; with NCCL,
+// which takes a GPU per slab, k = 1 only); and, with several GPUs, one slab on each.
 template <class S, class Strategy, class Comm = relax::HostCopy>
 void register_sweeps(const std::string& name, std::int64_t n, std::int64_t sweeps) {
   constexpr bool peer = std::is_same_v<Comm, relax::PeerStore>;
-  const std::string comm = peer ? "peer_store" : "host_copy";
+  constexpr bool one_per_gpu = !peer && !std::is_same_v<Comm, relax::HostCopy>;
+  const std::string comm = comm_name<Comm>();
   auto add = [&](const std::string& who, int parts, int spread, int apart = 0) {
     benchmark::RegisterBenchmark(("multi_sweep/" + who + "/" + name + "/N:" + std::to_string(n)).c_str(),
                                  multi_sweep<S, Strategy, Comm>)
         ->Args({n, parts, sweeps, spread, apart})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)
         ->ReportAggregatesOnly(true);
   };
-  add("one_domain", 0, 0);
+  if (!one_per_gpu) add("one_domain", 0, 0);  // NCCL's rows are read against HostCopy's registration
   add(comm + "/k:1", 1, 0);
-  add(comm + "/k:2", 2, 0);
+  if (!one_per_gpu) add(comm + "/k:2", 2, 0);
   if (peer) add(comm + "_apart/k:2", 2, 0, 1);
   if (const int gpus = relax::device_count(); gpus > 1) add(comm + "/gpus:" + std::to_string(gpus), gpus, 1);
 }
@@ -106,6 +119,10 @@ const int registered = [] {
   register_sweeps<S5, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 256, 2048);
   register_sweeps<S5, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 16384, 64);
   register_sweeps<S7, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 512, 64);
+#if RELAX_BENCH_NCCL
+  register_sweeps<S5, relax::TemporalBlock<8, relax::ColumnStream>, relax::Nccl>("TemporalBlock8_stream", 256, 2048);
+  register_sweeps<S5, relax::TemporalBlock<8, relax::ColumnStream>, relax::Nccl>("TemporalBlock8_stream", 16384, 256);
+#endif
   return 0;
 }();
 

@@ -162,6 +162,12 @@ def figures(rows, runs):
             one, two = min(whole)
             f[f"multi_virtual2_overhead_pct_{key}_host"] = round((two / one - 1) * 100, 2)
             f[f"multi_virtual2_us_per_sweep_{key}_host"] = round(two, 2)
+        # NCCL with one rank (one GPU) against the single-domain solve of the same strategy.
+        for name, row in rows.items():
+            if m := re.fullmatch(rf"multi_sweep/nccl/k:1/(\w+)/N:{n}", name):
+                if base := rows.get(f"multi_sweep/one_domain/{m.group(1)}/N:{n}"):
+                    f[f"multi_nccl_one_rank_overhead_pct_{key}"] = round(
+                        (row["us_per_sweep"] / base["us_per_sweep"] - 1) * 100, 2)
         # CPU-free (PeerStore, DeviceLoop<Sync>): k = 2 slabs against the single-domain solve of
         # the same strategy; one kernel for both slabs (the default), and one kernel per slab.
         one = rows.get(f"multi_sweep/one_domain/DeviceLoop_Sync/N:{n}")

@@ -45,19 +45,88 @@ struct exchange_depth<SyncTile<X, Y, R>> : std::integral_constant<int, 1> {};
 template <int D>
 struct exchange_depth<TemporalBlock<D, ColumnStream>> : std::integral_constant<int, D == dynamic ? 0 : D> {};
 
+//! Comm policies whose halos the host moves after every round (each has a `HaloExchange`).
+template <class Comm>
+struct is_host_exchange : std::false_type {};
+template <>
+struct is_host_exchange<HostCopy> : std::true_type {};
+
+//! How a host-controlled solver with Comm policy `Comm` moves the halos after a round: `HostCopy`
+//! here, `Nccl` in `multi/nccl.cuh`. `before_round(s, stream)` orders slab s's next round after
+//! what the exchange still reads or writes of its arrays; `after_round(s, stream)` marks the
+//! round done; `exchange(u, stream_of)` gives every slab the H rows next to its owned rows from
+//! each neighbour (slab s's work on `stream_of(s)`).
+template <class Comm>
+class HaloExchange;
+
+template <>
+class HaloExchange<HostCopy> {
+ public:
+  HaloExchange(const Decomposition& d, const std::vector<int>& devices)
+      : decomposition_(d), events_(static_cast<std::size_t>(d.size())) {
+    (void)devices;
+  }
+
+  void before_round(int s, cudaStream_t stream) {
+    for_neighbours(s, [&](int n) { RELAX_CUDA_CHECK(cudaStreamWaitEvent(stream, event(n).copied.get(), 0)); });
+  }
+  void after_round(int s, cudaStream_t stream) { event(s).swept.record(stream); }
+
+  //! Slab s copies the rows from each neighbour with `cudaMemcpyPeerAsync` on its stream, once
+  //! that neighbour's round is done.
+  template <class T, class Streams>
+  void exchange(DistributedGrid<T>& u, Streams&& stream_of) {
+    const GridLayout& l = u.part(0).layout();
+    const std::int64_t line = l.rank() == 3 ? l.plane : l.pitch;  // elements of one storage row (plane)
+    for (int s = 0; s < decomposition_.size(); ++s) {
+      const DeviceScope scope(u.device(s));
+      const cudaStream_t stream = stream_of(s);
+      const Slab& me = decomposition_[s];
+      auto receive = [&](const RowRange& rows, int from) {
+        RELAX_CUDA_CHECK(cudaStreamWaitEvent(stream, event(from).swept.get(), 0));
+        const Slab& them = decomposition_[from];
+        T* to = u.part(s).data() + me.storage_row(rows.first) * line;
+        const T* source = u.part(from).data() + them.storage_row(rows.first) * line;
+        RELAX_CUDA_CHECK(cudaMemcpyPeerAsync(to, u.device(s), source, u.device(from),
+                                             static_cast<std::size_t>(rows.count * line) * sizeof(T), stream));
+      };
+      if (me.has_prev) receive(me.receive_from_prev(), s - 1);
+      if (me.has_next) receive(me.receive_from_next(), s + 1);
+      event(s).copied.record(stream);
+    }
+  }
+
+ private:
+  // The events that order a slab's rounds and copies against its neighbours'.
+  struct Events {
+    Event swept;   // its last round is done
+    Event copied;  // its last halo copies (reads of its neighbours' owned rows) are done
+  };
+  Events& event(int s) { return events_[static_cast<std::size_t>(s)]; }
+  template <class F>
+  void for_neighbours(int s, F&& f) const {
+    if (decomposition_[s].has_prev) f(s - 1);
+    if (decomposition_[s].has_next) f(s + 1);
+  }
+
+  Decomposition decomposition_;
+  std::vector<Events> events_;
+};
+
 }  // namespace detail
 
-//! Jacobi on the slabs of a box, one per entry of `devices`, the host queueing the halo copies
-//! (see the file comment).
+//! Jacobi on the slabs of a box, one per entry of `devices`, the host moving the halos after
+//! every round (`HostCopy`: peer copies; `Nccl`: NCCL send/receive) (see the file comment).
 template <class Stencil_, class Strategy_, class Comm_>
 class MultiSolver : public detail::SlabSolverBase<Stencil_> {
   static_assert(is_stencil_v<Stencil_>, "relax::MultiSolver<Stencil, Strategy, Comm>: Stencil is not a stencil");
   static_assert(detail::exchange_depth<Strategy_>::value > 0,
                 "relax::MultiSolver<Stencil, Strategy, HostCopy>: the strategy must be Sync (SyncTile) or "
                 "TemporalBlock<D, ColumnStream> with a fixed D (exact, with a known exchange depth)");
-  static_assert(std::is_same_v<Comm_, HostCopy>,
-                "relax::MultiSolver<Stencil, Strategy, Comm>: the Comm policies built so far are relax::HostCopy "
-                "(launch-based strategies) and relax::PeerStore (with DeviceLoop<Sync>, multi/peer_store.cuh)");
+  static_assert(detail::is_host_exchange<Comm_>::value,
+                "relax::MultiSolver<Stencil, Strategy, Comm>: the Comm policies built so far are relax::HostCopy and "
+                "relax::Nccl (multi/nccl.cuh) with launch-based strategies, and relax::PeerStore with DeviceLoop<Sync> "
+                "(multi/peer_store.cuh)");
   using Base = detail::SlabSolverBase<Stencil_>;
 
  public:
@@ -74,7 +143,7 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
   MultiSolver(const Extents& global, std::vector<int> devices, Stencil stencil, Fixed controller = {},
               SolveOptions options = {})
       : Base(global, std::move(devices), stencil, controller, options, halo),
-        events_(static_cast<std::size_t>(this->size())) {}
+        exchange_(this->decomposition_, this->devices_) {}
 
   //! Solves A u = b from the initial guess in `u` (its global ring the boundary values); on return
   //! every slab's owned rows hold the last iterate (each slab's storage may have been exchanged
@@ -91,7 +160,7 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
       for (std::int64_t done = 0; done < batch;) {
         const int sweeps = static_cast<int>(std::min<std::int64_t>(detail::exchange_depth<Strategy>::value, batch - done));
         round(u, b, sweeps);
-        exchange(u);
+        exchange_.exchange(u, [&](int s) { return this->part(s).stream.get(); });
         done += sweeps;
       }
       report.sweeps += batch;
@@ -110,52 +179,16 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
   }
 
  private:
-  // The events that order a slab's rounds and copies against its neighbours'.
-  struct Events {
-    Event swept;   // its last round is done
-    Event copied;  // its last halo copies (reads of its neighbours' owned rows) are done
-  };
-
-  // The slabs' neighbours.
-  template <class F>
-  void for_neighbours(int s, F&& f) const {
-    if (this->decomposition_[s].has_prev) f(s - 1);
-    if (this->decomposition_[s].has_next) f(s + 1);
-  }
-
-  // `sweeps` sweeps (one launch) on every slab, each after its neighbours have copied the rows
+  // `sweeps` sweeps (one launch) on every slab, each once the exchange is done with the rows
   // this round overwrites.
   void round(DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b, int sweeps) {
     for (int s = 0; s < this->size(); ++s) {
       const detail::DeviceScope scope(this->device(s));
       auto& p = this->part(s);
-      for_neighbours(s, [&](int n) { RELAX_CUDA_CHECK(cudaStreamWaitEvent(p.stream, events_[n].copied.get(), 0)); });
+      exchange_.before_round(s, p.stream);
       Sweeper<Strategy>::run(this->stencil_, u.part(s), p.scratch, b.part(s),
                              Batch{sweeps, detail::exchange_depth<Strategy>::value, family_v<Strategy>}, p.stream);
-      events_[s].swept.record(p.stream);
-    }
-  }
-
-  // Every slab receives the H rows next to its owned rows from each neighbour, once that
-  // neighbour's round is done.
-  void exchange(DistributedGrid<value_type>& u) {
-    const GridLayout& l = this->part(0).scratch.layout();
-    const std::int64_t line = l.rank() == 3 ? l.plane : l.pitch;  // elements of one storage row (plane)
-    for (int s = 0; s < this->size(); ++s) {
-      const detail::DeviceScope scope(this->device(s));
-      auto& p = this->part(s);
-      const Slab& me = this->decomposition_[s];
-      auto receive = [&](const RowRange& rows, int from) {
-        RELAX_CUDA_CHECK(cudaStreamWaitEvent(p.stream, events_[from].swept.get(), 0));
-        const Slab& them = this->decomposition_[from];
-        value_type* to = u.part(s).data() + me.storage_row(rows.first) * line;
-        const value_type* source = u.part(from).data() + them.storage_row(rows.first) * line;
-        RELAX_CUDA_CHECK(cudaMemcpyPeerAsync(to, this->device(s), source, this->device(from),
-                                             static_cast<std::size_t>(rows.count * line) * sizeof(value_type), p.stream));
-      };
-      if (me.has_prev) receive(me.receive_from_prev(), s - 1);
-      if (me.has_next) receive(me.receive_from_next(), s + 1);
-      events_[s].copied.record(p.stream);
+      exchange_.after_round(s, p.stream);
     }
   }
 
@@ -169,7 +202,7 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
     return this->collect_max();
   }
 
-  std::vector<Events> events_;
+  detail::HaloExchange<Comm> exchange_;
 };
 
 }  // namespace relax

@@ -1,0 +1,128 @@
+#pragma once
+//! \file
+//! The NCCL Comm policy of the host-controlled multi-sub-domain solver, the library baseline of
+//! the multi-GPU study: `MultiSolver<S, Strategy, Nccl>` runs as with `HostCopy` (rounds of up to
+//! H sweeps, a launch per slab and round, a check every M sweeps with ρ the max over the slabs),
+//! but after every round the halos travel in one NCCL group: each slab sends the H rows next to
+//! each neighbour and receives that neighbour's, on its own stream (so its next round follows its
+//! receives, and a neighbour's next round its sends, in stream order; no events). One process
+//! drives the k GPUs through one communicator of k ranks (`ncclCommInitAll`), rank s holding slab s.
+//!
+//! NCCL runs one rank per GPU: the devices must be distinct (several sub-domains on one GPU:
+//! `HostCopy` or `PeerStore`). On one GPU this is one rank, one slab and no exchange. The
+//! component is optional: link `relax::nccl` (CMake finds `nccl.h` and `libnccl`); `relax::relax`
+//! needs neither. The host API used here (group, send, receive) is the same across NCCL 2.x; the
+//! version loaded is checked at the first communicator (major version 2).
+//!
+//! Not yet built: the one-process-per-GPU model (a communicator from an MPI or unique-id
+//! bootstrap, each process holding its own slab) and NCCL's device API.
+
+#include <relax/multi/host_copy.cuh>
+
+#include <nccl.h>
+
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace relax {
+
+//! The Comm policy whose halos NCCL sends and receives (see the file comment).
+struct Nccl {};
+
+//! An NCCL call failed. `code()` is NCCL's status.
+class nccl_error : public std::runtime_error {
+ public:
+  nccl_error(ncclResult_t code, const std::string& expression)
+      : std::runtime_error("relax: NCCL error " + std::to_string(static_cast<int>(code)) + " (" +
+                           ncclGetErrorString(code) + ") in " + expression),
+        code_(code) {}
+  ncclResult_t code() const noexcept { return code_; }
+
+ private:
+  ncclResult_t code_;
+};
+
+namespace detail {
+
+inline void nccl_check(ncclResult_t code, const char* expression) {
+  if (code != ncclSuccess && code != ncclInProgress) throw nccl_error(code, expression);
+}
+#define RELAX_NCCL_CHECK(call) ::relax::detail::nccl_check((call), #call)
+
+template <>
+struct is_host_exchange<Nccl> : std::true_type {};
+
+template <class T>
+inline ncclDataType_t nccl_type() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "relax::Nccl: float or double grids");
+  return std::is_same_v<T, float> ? ncclFloat32 : ncclFloat64;
+}
+
+//! The loaded NCCL's version code (as `NCCL_VERSION_CODE`). \throws relax::unavailable_error when
+//! its major version is not 2.
+inline int checked_nccl_version() {
+  int version = 0;
+  RELAX_NCCL_CHECK(ncclGetVersion(&version));
+  if (version / 10000 != 2)
+    throw unavailable_error("relax::Nccl: the NCCL library loaded is version " + std::to_string(version) +
+                            "; relax uses NCCL 2's host API (built against " + std::to_string(NCCL_VERSION_CODE) + ")");
+  return version;
+}
+
+template <>
+class HaloExchange<Nccl> {
+ public:
+  //! One communicator of `devices.size()` ranks, rank s on `devices[s]`.
+  //! \throws relax::invalid_argument when a device repeats.
+  HaloExchange(const Decomposition& d, const std::vector<int>& devices) : decomposition_(d), comms_(devices.size()) {
+    for (std::size_t a = 0; a < devices.size(); ++a)
+      for (std::size_t b = a + 1; b < devices.size(); ++b)
+        require(devices[a] != devices[b], "devices", devices[b],
+                "distinct devices with relax::Nccl (one rank per GPU; several sub-domains on one GPU: relax::HostCopy "
+                "or relax::PeerStore)");
+    (void)checked_nccl_version();
+    RELAX_NCCL_CHECK(ncclCommInitAll(comms_.data(), static_cast<int>(devices.size()), devices.data()));
+  }
+  HaloExchange(const HaloExchange&) = delete;
+  HaloExchange& operator=(const HaloExchange&) = delete;
+  ~HaloExchange() {
+    for (ncclComm_t c : comms_)
+      if (c != nullptr) (void)ncclCommDestroy(c);
+  }
+
+  void before_round(int, cudaStream_t) {}
+  void after_round(int, cudaStream_t) {}
+
+  //! One group: every slab sends its edge rows to each neighbour and receives theirs.
+  template <class T, class Streams>
+  void exchange(DistributedGrid<T>& u, Streams&& stream_of) {
+    const GridLayout& l = u.part(0).layout();
+    const std::int64_t line = l.rank() == 3 ? l.plane : l.pitch;  // elements of one storage row (plane)
+    RELAX_NCCL_CHECK(ncclGroupStart());
+    for (int s = 0; s < decomposition_.size(); ++s) {
+      const DeviceScope scope(u.device(s));
+      const Slab& me = decomposition_[s];
+      const ncclComm_t comm = comms_[static_cast<std::size_t>(s)];
+      const cudaStream_t stream = stream_of(s);
+      auto pair = [&](const RowRange& send, const RowRange& receive, int peer) {
+        const auto count = static_cast<std::size_t>(send.count * line);
+        RELAX_NCCL_CHECK(ncclSend(u.part(s).data() + me.storage_row(send.first) * line, count, nccl_type<T>(), peer,
+                                  comm, stream));
+        RELAX_NCCL_CHECK(ncclRecv(u.part(s).data() + me.storage_row(receive.first) * line, count, nccl_type<T>(), peer,
+                                  comm, stream));
+      };
+      if (me.has_prev) pair(me.send_to_prev(), me.receive_from_prev(), s - 1);
+      if (me.has_next) pair(me.send_to_next(), me.receive_from_next(), s + 1);
+    }
+    RELAX_NCCL_CHECK(ncclGroupEnd());
+  }
+
+ private:
+  Decomposition decomposition_;
+  std::vector<ncclComm_t> comms_;
+};
+
+}  // namespace detail
+
+}  // namespace relax
