@@ -10,6 +10,7 @@
 #include "gpu_runs.hpp"
 #include "grids.hpp"
 #include "runs.hpp"
+#include "split_runs.hpp"
 
 #include <relax/multi/host_copy.cuh>
 #include <relax/multi/peer_store.cuh>
@@ -29,40 +30,12 @@ using relax::HostGrid;
 
 namespace {
 
-// The single-domain solve with `Whole` against the split with `Strategy` and `Comm`.
+// The single-domain solve with `Whole` against `parts` sub-domains on GPU 0.
 template <class Strategy, class Comm = relax::HostCopy, class Whole = Strategy, class S>
 void check_split_equals_whole(const Extents& e, const S& s, int parts, int m = 8, std::int64_t max_sweeps = 400,
                               const Comm& comm = {}) {
-  using T = typename S::value_type;
-  INFO("box " << e.to_text() << ", " << parts << " sub-domains, M = " << m);
-  HostGrid<T> u(e), b(e);
-  relax::testing::fill_random(u, 11 + e.nx, 0.0, 10.0);
-  relax::testing::fill_random(b, 13 + e.ny);
-  relax::SolveOptions options;
-  options.max_sweeps = max_sweeps;
-  options.record_history = true;
-  relax::Solver<S, Whole, relax::Fixed> whole(e, s, relax::Fixed(m), options);
-  DeviceGrid<T> du = relax::to_device(u, whole.stream());
-  const DeviceGrid<T> db = relax::to_device(b, whole.stream());
-  const relax::SolveReport want = whole.solve(du, db);
-  const HostGrid<T> want_u = relax::to_host(du, whole.stream());
-
-  const std::vector<int> devices(static_cast<std::size_t>(parts), 0);
-  auto split = [&] {
-    if constexpr (std::is_same_v<Comm, relax::PeerStore>)
-      return relax::MultiSolver<S, Strategy, Comm>(e, devices, s, relax::Fixed(m), options, comm);
-    else
-      return relax::MultiSolver<S, Strategy, Comm>(e, devices, s, relax::Fixed(m), options);
-  }();
-  auto su = split.make_grid();
-  auto sb = split.make_grid();
-  su.scatter(u);
-  sb.scatter(b);
-  const relax::SolveReport got = split.solve(su, sb);
-  HostGrid<T> got_u = u;  // the ring stays the boundary values
-  su.gather(got_u);
-  relax::testing::check_same_report(got, want);
-  CHECK(relax::testing::same_bits(got_u, want_u));
+  relax::testing::check_split_equals_whole<Strategy, Comm, Whole>(e, s, std::vector<int>(static_cast<std::size_t>(parts), 0),
+                                                                  m, max_sweeps, comm);
 }
 
 }  // namespace
@@ -188,20 +161,23 @@ TEST_CASE("the ten-step problem on k sub-domains with PeerStore is the single-do
   check_ten_steps<relax::Sync, CpuFree, relax::PeerStore>(GENERATE(relax::Source::point, relax::Source::gaussian));
 }
 
-TEST_CASE("many short CPU-free solves lose or repeat no halo", "[multi][peer_store]") {
-  // 300 solves of 1 to 3 sweeps, a check after every sweep, on four sub-domains (one kernel, and
-  // one per sub-domain), each against the same chain of single-domain solves.
-  const Extents e(130, 61);
-  const relax::Stencil5<float> s(10.0);
-  HostGrid<float> u(e), b(e);
+namespace {
+
+// `solves` solves of 1 to 3 sweeps, a check after every sweep, on four sub-domains (one kernel,
+// and one per sub-domain), each against the same chain of single-domain solves.
+template <class S>
+void check_short_solves(const Extents& e, const S& s, int solves) {
+  using T = typename S::value_type;
+  INFO("box " << e.to_text());
+  HostGrid<T> u(e), b(e);
   relax::testing::fill_random(u, 5, 0.0, 10.0);
   relax::testing::fill_random(b, 6);
   for (bool apart : {false, true}) {
     INFO((apart ? "one kernel per sub-domain" : "one kernel"));
     relax::PeerStore comm;
     comm.launch_per_subdomain = apart;
-    using Whole = relax::Solver<relax::Stencil5<float>, relax::Sync, relax::Fixed>;
-    using Split = relax::MultiSolver<relax::Stencil5<float>, CpuFree, relax::PeerStore>;
+    using Whole = relax::Solver<S, relax::Sync, relax::Fixed>;
+    using Split = relax::MultiSolver<S, CpuFree, relax::PeerStore>;
     std::vector<std::unique_ptr<Whole>> whole;
     std::vector<std::unique_ptr<Split>> split;
     for (int sweeps = 1; sweeps <= 3; ++sweeps) {  // solvers of 1, 2 and 3 sweeps on the same grids
@@ -211,22 +187,29 @@ TEST_CASE("many short CPU-free solves lose or repeat no halo", "[multi][peer_sto
       whole.push_back(std::make_unique<Whole>(e, s, relax::Fixed(1), options));
       split.push_back(std::make_unique<Split>(e, std::vector<int>{0, 0, 0, 0}, s, relax::Fixed(1), options, comm));
     }
-    DeviceGrid<float> du = relax::to_device(u, whole[0]->stream());
-    const DeviceGrid<float> db = relax::to_device(b, whole[0]->stream());
+    DeviceGrid<T> du = relax::to_device(u, whole[0]->stream());
+    const DeviceGrid<T> db = relax::to_device(b, whole[0]->stream());
     auto su = split[0]->make_grid();
     auto sb = split[0]->make_grid();
     su.scatter(u);
     sb.scatter(b);
-    for (std::size_t k = 0; k < 300; ++k) {
-      const relax::SolveReport want = whole[k % 3]->solve(du, db);
-      const relax::SolveReport got = split[k % 3]->solve(su, sb);
+    for (int k = 0; k < solves; ++k) {
+      const relax::SolveReport want = whole[static_cast<std::size_t>(k % 3)]->solve(du, db);
+      const relax::SolveReport got = split[static_cast<std::size_t>(k % 3)]->solve(su, sb);
       relax::testing::check_same_report(got, want);
-      REQUIRE(got.sweeps == static_cast<std::int64_t>(k % 3 + 1));
+      REQUIRE(got.sweeps == k % 3 + 1);
     }
-    HostGrid<float> got_u = u;
+    HostGrid<T> got_u = u;
     su.gather(got_u);
     CHECK(relax::testing::same_bits(got_u, relax::to_host(du, whole[0]->stream())));
   }
+}
+
+}  // namespace
+
+TEST_CASE("many short CPU-free solves lose or repeat no halo", "[multi][peer_store]") {
+  check_short_solves(Extents(130, 61), relax::Stencil5<float>(10.0), 300);
+  check_short_solves(Extents(20, 9, 13), relax::Stencil7<float>(1.0), 150);
 }
 
 TEST_CASE("a sub-domain that never signals ends the CPU-free solve with an error naming it", "[multi][peer_store]") {

@@ -7,6 +7,7 @@
 #include "gpu_runs.hpp"
 #include "grids.hpp"
 #include "runs.hpp"
+#include "split_runs.hpp"
 
 #include <relax/multi/nccl.cuh>
 #include <relax/solver/diffusion.cuh>
@@ -30,30 +31,7 @@ std::vector<int> first_gpus(int k) {
 
 template <class Strategy, class S>
 void check_nccl_equals_whole(const Extents& e, const S& s, int parts, int m = 8, std::int64_t max_sweeps = 400) {
-  using T = typename S::value_type;
-  INFO("box " << e.to_text() << ", " << parts << " ranks, M = " << m);
-  HostGrid<T> u(e), b(e);
-  relax::testing::fill_random(u, 11 + e.nx, 0.0, 10.0);
-  relax::testing::fill_random(b, 13 + e.ny);
-  relax::SolveOptions options;
-  options.max_sweeps = max_sweeps;
-  options.record_history = true;
-  relax::Solver<S, Strategy, relax::Fixed> whole(e, s, relax::Fixed(m), options);
-  DeviceGrid<T> du = relax::to_device(u, whole.stream());
-  const DeviceGrid<T> db = relax::to_device(b, whole.stream());
-  const relax::SolveReport want = whole.solve(du, db);
-  const HostGrid<T> want_u = relax::to_host(du, whole.stream());
-
-  relax::MultiSolver<S, Strategy, relax::Nccl> split(e, first_gpus(parts), s, relax::Fixed(m), options);
-  auto su = split.make_grid();
-  auto sb = split.make_grid();
-  su.scatter(u);
-  sb.scatter(b);
-  const relax::SolveReport got = split.solve(su, sb);
-  HostGrid<T> got_u = u;
-  su.gather(got_u);
-  relax::testing::check_same_report(got, want);
-  CHECK(relax::testing::same_bits(got_u, want_u));
+  relax::testing::check_split_equals_whole<Strategy, relax::Nccl>(e, s, first_gpus(parts), m, max_sweeps);
 }
 
 }  // namespace

@@ -62,9 +62,13 @@ class HaloExchange;
 template <>
 class HaloExchange<HostCopy> {
  public:
-  HaloExchange(const Decomposition& d, const std::vector<int>& devices)
-      : decomposition_(d), events_(static_cast<std::size_t>(d.size())) {
-    (void)devices;
+  //! The events of slab s on `devices[s]` (an event is recorded on streams of its own device).
+  HaloExchange(const Decomposition& d, const std::vector<int>& devices) : decomposition_(d) {
+    events_.reserve(devices.size());
+    for (int device : devices) {
+      const DeviceScope scope(device);
+      events_.emplace_back();
+    }
   }
 
   void before_round(int s, cudaStream_t stream) {

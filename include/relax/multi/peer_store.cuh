@@ -62,8 +62,10 @@ namespace detail {
 
 //! Block-level: waits until the neighbours' tiles facing tile `r` of the edge bands on `sides`
 //! have stored the edge rows of `sweeps` sweeps into the slab's ring. False (and the kernel's
-//! failure flag raised, the sub-domain that did not signal recorded) when a wait timed out or
-//! another wait failed first. `Scope`: the device, or the system when the solve spans devices.
+//! failure flag raised) when a wait timed out or another wait failed first; the sub-domain that
+//! did not signal is recorded only by a wait that itself ran out of time (a wait cut short by
+//! another's failure says nothing of its neighbour). `Scope`: the device, or the system when the
+//! solve spans devices.
 template <cuda::thread_scope Scope, class T>
 __device__ bool peer_wait(const PeerSlab<T>& sl, int sides, std::int64_t r, unsigned long long sweeps,
                           const PeerLaunch<T>& launch, int* failed, std::uint64_t timeout_ns) {
@@ -72,8 +74,9 @@ __device__ bool peer_wait(const PeerSlab<T>& sl, int sides, std::int64_t r, unsi
     for (int side = 0; side < 2 && ok; ++side) {
       if ((sides & (1 << side)) == 0) continue;
       cuda::atomic_ref<unsigned long long, Scope> word(sl.inbound[side][r]);
+      const std::uint64_t began = global_ns();
       ok = bounded_wait([&] { return word.load(cuda::memory_order_relaxed) >= sweeps; }, failed, timeout_ns);
-      if (!ok)
+      if (!ok && global_ns() - began > timeout_ns)
         atomicMax(&launch.words->stalled, ~(sweeps << peer_stall_bits | static_cast<unsigned long long>(sl.neighbour[side])));
     }
     cuda::atomic_thread_fence(cuda::memory_order_acquire, Scope);
@@ -161,9 +164,10 @@ struct PeerLoopCounters : DeviceLoopCounters<T> {
       Bits best = 0;
       for (int h = 0; h < launch.launches && ok; ++h) {
         cuda::atomic_ref<unsigned long long, Scope> posted(launch.words->posted[h]);
+        const std::uint64_t began = global_ns();
         ok = bounded_wait([&] { return posted.load(cuda::memory_order_relaxed) > check; }, &this->state->barrier.failed,
                           this->plan.barrier_timeout_ns);
-        if (!ok) atomicCAS(&launch.words->stalled_launch, 0, 1 + h);
+        if (!ok && global_ns() - began > this->plan.barrier_timeout_ns) atomicCAS(&launch.words->stalled_launch, 0, 1 + h);
       }
       cuda::atomic_thread_fence(cuda::memory_order_acquire, Scope);
       for (int h = 0; h < launch.launches && ok; ++h) {
@@ -309,7 +313,8 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
   MultiSolver(const Extents& global, std::vector<int> devices, Stencil stencil, Fixed controller = {},
               SolveOptions options = {}, PeerStore comm = {})
       : Base(global, std::move(devices), stencil, controller, options, halo), comm_(comm) {
-    detail::require(comm_.timeout_ns > 0, "comm.timeout_ns", comm_.timeout_ns, "a positive time limit for every wait");
+    detail::require(comm_.timeout_ns > 0 && comm_.timeout_ns <= 3'600'000'000'000ull, "comm.timeout_ns", comm_.timeout_ns,
+                    "a time limit for every wait, more than 0 and at most an hour");
     detail::require(comm_.silent_subdomain >= -1 && comm_.silent_subdomain < this->size(), "comm.silent_subdomain",
                     comm_.silent_subdomain, "-1 or a sub-domain");
     detail::require(this->size() < (1 << detail::peer_stall_bits), "devices", this->size(),
@@ -359,6 +364,7 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
     for (int s = 0; s < this->size(); ++s) {
       const detail::DeviceScope scope(this->device(s));
       words_.emplace_back(static_cast<std::size_t>(flagged(s, 0) || flagged(s, 1) ? 2 * band_items_ : 1));
+      begun_.emplace_back();
     }
     if (comm_.silent_subdomain >= 0)
       detail::require(flagged(comm_.silent_subdomain, 0) || flagged(comm_.silent_subdomain, 1), "comm.silent_subdomain",
@@ -379,7 +385,11 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
     const auto started = std::chrono::steady_clock::now();
     this->begin(u, b);
     SolveReport report;
-    report.rhs_norm = this->rhs_norm(u, b);  // blocks: every slab's copies are done
+    report.rhs_norm = this->rhs_norm(u, b);
+    for (int s = 0; s < this->size(); ++s) {  // the kernels store into the workspaces begin() filled
+      const detail::DeviceScope scope(this->device(s));
+      begun_[static_cast<std::size_t>(s)].record(this->part(s).stream);
+    }
     detail::DeviceLoopPlan plan;
     plan.stop = criterion(this->options_);
     plan.rhs_norm = report.rhs_norm;
@@ -391,24 +401,36 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
     for (auto& l : launches_) {  // no kernel starts before every kernel's words are zeroed
       const detail::DeviceScope scope(l->device);
       for (auto& m : launches_) RELAX_CUDA_CHECK(cudaStreamWaitEvent(l->stream, m->ready.get(), 0));
+      for (const Event& e : begun_) RELAX_CUDA_CHECK(cudaStreamWaitEvent(l->stream, e.get(), 0));
     }
-    for (int h = 0; h < launches(); ++h) launch(h, plan);
     std::vector<detail::DeviceLoopResult> results;
     std::string stalled_launch;
     unsigned long long earliest = 0;
     bool failed = false;
-    for (auto& l : launches_) {
-      const detail::DeviceScope scope(l->device);
-      RELAX_CUDA_CHECK(cudaMemcpyAsync(l->host_words.data(), l->words.data(), sizeof(detail::PeerLaunchWords<value_type>),
-                                       cudaMemcpyDeviceToHost, l->stream));
-      results.push_back(l->workspace.read(l->stream, this->options_.record_history));
-      failed = failed || l->workspace.failed();
-      const auto& w = l->host_words.data()[0];
-      earliest = std::max(earliest, w.stalled);
-      if (stalled_launch.empty() && w.stalled_launch != 0)
-        stalled_launch = "the kernel of sub-domain " +
-                         std::to_string(launches_[static_cast<std::size_t>(w.stalled_launch - 1)]->slabs.front()) +
-                         " never posted its norm";
+    int launched = 0;
+    try {
+      for (; launched < launches(); ++launched) launch(launched, plan);
+      for (auto& l : launches_) {
+        const detail::DeviceScope scope(l->device);
+        RELAX_CUDA_CHECK(cudaMemcpyAsync(l->host_words.data(), l->words.data(), sizeof(detail::PeerLaunchWords<value_type>),
+                                         cudaMemcpyDeviceToHost, l->stream));
+        results.push_back(l->workspace.read(l->stream, this->options_.record_history));
+        failed = failed || l->workspace.failed();
+        const auto& w = l->host_words.data()[0];
+        earliest = std::max(earliest, w.stalled);
+        if (stalled_launch.empty() && w.stalled_launch != 0)
+          stalled_launch = "the kernel of sub-domain " +
+                           std::to_string(launches_[static_cast<std::size_t>(w.stalled_launch - 1)]->slabs.front()) +
+                           " never posted its norm";
+      }
+    } catch (...) {
+      // The kernels already running still store into other slabs' memory: none outlives the
+      // solve (each ends at the latest when its waits time out).
+      for (int h = 0; h < launched; ++h) {
+        const detail::DeviceScope scope(launches_[static_cast<std::size_t>(h)]->device);
+        detail::clear_cuda_status(cudaStreamSynchronize(launches_[static_cast<std::size_t>(h)]->stream));
+      }
+      throw;
     }
     std::string stalled = stalled_launch;
     if (earliest != 0) {
@@ -475,6 +497,9 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
     Launch(int d, std::vector<int> s, Kernel k, std::int64_t sharing)
         : device(d), slabs(std::move(s)), kernel(k), table(slabs.size()), host_table(slabs.size()),
           shared_bytes(slabs.size() * sizeof(Slabs)) {
+      detail::require(shared_bytes <= 48 * 1024, "devices", static_cast<int>(slabs.size()),
+                      ("at most " + std::to_string(48 * 1024 / sizeof(Slabs)) +
+                       " sub-domains in one kernel (its table of them is in shared memory)").c_str());
       cudaFuncAttributes attributes{};
       RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, k));
       resident = detail::resident_blocks(k, X * Y, shared_bytes, "MultiSolver<DeviceLoop<SyncTile>, PeerStore>") / sharing;
@@ -568,6 +593,7 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
   std::int64_t band_items_ = 0;                        // tiles of an edge band, the same in every slab
   std::vector<int> launch_of_;                         // the kernel of each slab
   std::vector<DeviceBuffer<unsigned long long>> words_;  // each slab's flags, on its device
+  std::vector<Event> begun_;                             // each slab's copies of begin(), on its stream
   std::vector<std::unique_ptr<Launch>> launches_;
 };
 
