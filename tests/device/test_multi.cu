@@ -129,6 +129,10 @@ void check_peer_store(const Extents& e, const S& s, int parts, int m = 8, std::i
   relax::PeerStore apart;
   apart.launch_per_subdomain = true;
   check_split_equals_whole<CpuFree, relax::PeerStore, relax::Sync>(e, s, parts, m, max_sweeps, apart);
+  if (parts < 3) return;
+  relax::PeerStore pairs;  // two kernels: flags between some neighbours, the grid barrier between others
+  pairs.kernels_per_device = 2;
+  check_split_equals_whole<CpuFree, relax::PeerStore, relax::Sync>(e, s, parts, m, max_sweeps, pairs);
 }
 
 }  // namespace
@@ -252,6 +256,9 @@ TEST_CASE("the CPU-free multi-sub-domain solver refuses bad settings", "[multi][
   comm.silent_subdomain = 2;
   CHECK_THROWS_WITH(Multi(e, {0, 0}, s, relax::Fixed(8), {}, comm), Catch::Contains("comm.silent_subdomain"));
   CHECK_THROWS_WITH(Multi(e, {0, 0, 0}, s, relax::Fixed(8), {}, comm), Catch::Contains("another kernel"));
+  comm = {};
+  comm.kernels_per_device = 0;
+  CHECK_THROWS_WITH(Multi(e, {0, 0}, s, relax::Fixed(8), {}, comm), Catch::Contains("comm.kernels_per_device"));
   comm = {};
   comm.launch_per_subdomain = true;
   CHECK_THROWS_WITH(Multi(Extents(64, 128), std::vector<int>(33, 0), s, relax::Fixed(8), {}, comm),

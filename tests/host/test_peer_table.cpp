@@ -148,3 +148,17 @@ TEST_CASE("the tiling of a slab and the numbering of a kernel's items", "[peer_s
   CHECK(slabs[1].inner_first == edges + 27);
   CHECK(slabs[2].inner_first == edges + 27);
 }
+
+TEST_CASE("the kernels of a CPU-free solve: per device, per sub-domain, or runs of a device's sub-domains",
+          "[peer_store][decomposition]") {
+  using Kernels = std::vector<std::pair<int, std::vector<int>>>;
+  CHECK(detail::peer_kernels({0, 0, 0, 0}, false, 1) == Kernels{{0, {0, 1, 2, 3}}});
+  CHECK(detail::peer_kernels({0, 0, 0, 0}, true, 1) == Kernels{{0, {0}}, {0, {1}}, {0, {2}}, {0, {3}}});
+  CHECK(detail::peer_kernels({0, 0, 0, 0}, false, 2) == Kernels{{0, {0, 1}}, {0, {2, 3}}});
+  CHECK(detail::peer_kernels({0, 0, 0, 0, 0}, false, 2) == Kernels{{0, {0, 1, 2}}, {0, {3, 4}}});
+  CHECK(detail::peer_kernels({0, 0}, false, 5) == Kernels{{0, {0}}, {0, {1}}});  // at most one a sub-domain
+  CHECK(detail::peer_kernels({0, 1, 0, 1}, false, 1) == Kernels{{0, {0, 2}}, {1, {1, 3}}});
+  CHECK(detail::peer_kernels({1, 1, 0, 0}, false, 1) == Kernels{{1, {0, 1}}, {0, {2, 3}}});
+  CHECK(detail::peer_kernels({0, 0, 1, 1}, false, 2) == Kernels{{0, {0}}, {0, {1}}, {1, {2}}, {1, {3}}});
+  CHECK(detail::peer_kernels({3}, false, 1) == Kernels{{3, {0}}});
+}

@@ -47,6 +47,10 @@ struct PeerStore {
   //! CUDA does not promise that separate launches are resident together, so a wait that outlives
   //! the timeout ends the solve with an error instead of a hang.
   bool launch_per_subdomain = false;
+  //! Without `launch_per_subdomain`: the kernels each device's sub-domains are split into
+  //! (consecutive runs of them, as even as can be; at most one per sub-domain). 1: one kernel per
+  //! device. More than 1 puts flags between some neighbours of one device and none between others.
+  int kernels_per_device = 1;
   //! Test hook: the sub-domain that never raises its flags (−1: none), so its neighbours' waits
   //! time out and the solve ends with an error naming it.
   int silent_subdomain = -1;

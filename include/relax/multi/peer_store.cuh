@@ -319,18 +319,15 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
                     comm_.silent_subdomain, "-1 or a sub-domain");
     detail::require(this->size() < (1 << detail::peer_stall_bits), "devices", this->size(),
                     "fewer sub-domains than 2^20");
+    detail::require(comm_.kernels_per_device >= 1, "comm.kernels_per_device", comm_.kernels_per_device,
+                    "at least 1 kernel per device");
+    auto groups = detail::peer_kernels(this->devices_, comm_.launch_per_subdomain, comm_.kernels_per_device);
     std::vector<int> distinct;
-    std::vector<std::pair<int, std::vector<int>>> groups;  // (device, slabs) of each kernel
-    for (int s = 0; s < this->size(); ++s) {
-      const int d = this->device(s);
-      if (std::find(distinct.begin(), distinct.end(), d) == distinct.end()) distinct.push_back(d);
-      const auto owner = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == d; });
-      if (comm_.launch_per_subdomain || owner == groups.end()) groups.push_back({d, {s}});
-      else owner->second.push_back(s);
-    }
+    for (const auto& g : groups)
+      if (std::find(distinct.begin(), distinct.end(), g.first) == distinct.end()) distinct.push_back(g.first);
     detail::require(static_cast<int>(groups.size()) <= detail::peer_max_launches, "devices", static_cast<int>(groups.size()),
                     ("at most " + std::to_string(detail::peer_max_launches) +
-                     " kernels (devices, or sub-domains with launch_per_subdomain)").c_str());
+                     " kernels (devices, kernels_per_device, or sub-domains with launch_per_subdomain)").c_str());
     for (int d : distinct) {
       const detail::DeviceScope scope(d);
       if (!detail::cached_device_attribute<cudaDevAttrCooperativeLaunch>())

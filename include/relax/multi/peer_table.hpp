@@ -8,9 +8,11 @@
 #include <relax/core/arith.hpp>
 #include <relax/domain/shape.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #if defined(__CUDACC__)
 #define RELAX_FORCE_INLINE __forceinline__
@@ -140,6 +142,34 @@ std::pair<std::int64_t, std::int64_t> peer_number(PeerSlab<T>* slabs, std::size_
     items += slabs[k].items() - slabs[k].edge_items();
   }
   return {edges, items};
+}
+
+//! Host: the kernels of a solve, each (its device, its sub-domains): sub-domain s on
+//! `devices[s]`; one kernel per sub-domain with `per_subdomain`, else each device's sub-domains
+//! (in order) split into `per_device` consecutive runs as even as can be (fewer when it holds
+//! fewer sub-domains), the kernels ordered by their first sub-domain.
+inline std::vector<std::pair<int, std::vector<int>>> peer_kernels(const std::vector<int>& devices, bool per_subdomain,
+                                                                  int per_device) {
+  std::vector<std::pair<int, std::vector<int>>> kernels;
+  std::vector<int> distinct;
+  for (int d : devices)
+    if (std::find(distinct.begin(), distinct.end(), d) == distinct.end()) distinct.push_back(d);
+  std::vector<std::pair<int, std::vector<int>>> runs;  // per device: its sub-domains split
+  for (int d : distinct) {
+    std::vector<int> mine;
+    for (std::size_t s = 0; s < devices.size(); ++s)
+      if (devices[s] == d) mine.push_back(static_cast<int>(s));
+    const std::size_t parts = per_subdomain ? mine.size() : std::min<std::size_t>(mine.size(), static_cast<std::size_t>(per_device));
+    std::size_t first = 0;
+    for (std::size_t k = 0; k < parts; ++k) {
+      const std::size_t count = mine.size() / parts + (k < mine.size() % parts ? 1 : 0);
+      runs.push_back({d, std::vector<int>(mine.begin() + static_cast<std::ptrdiff_t>(first),
+                                          mine.begin() + static_cast<std::ptrdiff_t>(first + count))});
+      first += count;
+    }
+  }
+  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.second.front() < b.second.front(); });
+  return runs;
 }
 
 }  // namespace relax::detail
