@@ -17,8 +17,10 @@
 //! So sweeps, checks, ρ and the owned rows equal the single-domain solve bit for bit. ‖b‖ is the
 //! max over the slabs' owned rows, with boundary values only from the global ring.
 //!
-//! Not yet built: overlap of interior compute with the exchange, the other Comm policies (Nccl,
-//! Nvshmem), BlockAsync across slabs. The CPU-free form is `multi/peer_store.cuh`.
+//! The same solver with `Nccl` (`multi/nccl.cuh`) sends and receives the halos through NCCL
+//! instead (`detail::HaloExchange` is the part that differs). Not yet built: overlap of interior
+//! compute with the exchange, NVSHMEM, BlockAsync across slabs. The CPU-free form is
+//! `multi/peer_store.cuh`.
 
 #include <relax/multi/distributed.cuh>
 #include <relax/strategy/column_stream.cuh>
