@@ -70,27 +70,29 @@ stage_sanitize() {
     done
   done
 }
+# run_benchmark EXE FILTER NAME: the Google Benchmark executable EXE on FILTER, its JSON in
+# $OUT/NAME.json and its log in $LOGS/NAME.log.
+run_benchmark() {
+  timed $BUILD/benchmarks/$1 --benchmark_filter="$2" --benchmark_out="$OUT/$3.json" --benchmark_out_format=json \
+    > "$LOGS/$3.log" 2>&1 || status=1
+}
 stage_bench() {
   step benchmarks
-  timed $BUILD/benchmarks/relax_bench --benchmark_filter="${BENCH_FILTER:-.}" \
-    --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
-    > "$LOGS/bench.log" 2>&1 || status=1
+  run_benchmark relax_bench "${BENCH_FILTER:-.}" bench
   python3 benchmarks/report.py "$OUT/bench.json" --summary "$OUT/summary.json" \
     --readme "$OUT/results-README.md" || status=1
 }
 stage_cg() {
   step "CG benchmarks"
   # The default leaves out time to 1e-8 at N = 8192 (about 6 minutes): CG_FILTER='cg_solve/.*/N:8192'.
-  timed $BUILD/benchmarks/relax_bench_cg --benchmark_filter="${CG_FILTER:-^(cg_iter|cg_solve/.*/N:(256|1024|4096)/)}" \
-    --benchmark_out="$OUT/bench_cg.json" --benchmark_out_format=json > "$LOGS/bench_cg.log" 2>&1 || status=1
+  run_benchmark relax_bench_cg "${CG_FILTER:-^(cg_iter|cg_solve/.*/N:(256|1024|4096)/)}" bench_cg
   tail -5 "$LOGS/bench_cg.log"
   python3 benchmarks/cg_report.py "$OUT/bench_cg.json" --summary "$OUT/summary.json" \
     --markdown "$OUT/cg.md" || status=1
 }
 stage_multi() {
   step "several sub-domains (relax_bench_multi)"
-  timed $BUILD/benchmarks/relax_bench_multi --benchmark_filter="${MULTI_FILTER:-.}" \
-    --benchmark_out="$OUT/bench_multi.json" --benchmark_out_format=json > "$LOGS/bench_multi.log" 2>&1 || status=1
+  run_benchmark relax_bench_multi "${MULTI_FILTER:-.}" bench_multi
   tail -5 "$LOGS/bench_multi.log"
   python3 benchmarks/report.py "$OUT/bench_multi.json" --summary "$OUT/summary.json" \
     --readme "$OUT/results-README-multi.md" || status=1

@@ -330,9 +330,8 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
                      " kernels (devices, kernels_per_device, or sub-domains with launch_per_subdomain)").c_str());
     for (int d : distinct) {
       const detail::DeviceScope scope(d);
-      if (!detail::cached_device_attribute<cudaDevAttrCooperativeLaunch>())
-        throw unavailable_error("relax::MultiSolver<DeviceLoop<Sync>, PeerStore> needs cooperative launch, which device " +
-                                std::to_string(d) + " does not support; use relax::HostCopy with a launch-based strategy");
+      detail::require_cooperative_launch("relax::MultiSolver<DeviceLoop<Sync>, PeerStore>",
+                                         "relax::HostCopy with a launch-based strategy");
     }
     detail::enable_peer_access(distinct);
     const Extents& e = this->decomposition_.global();
@@ -447,14 +446,8 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
     const detail::DeviceLoopResult& r = results[0];
     if (r.in_scratch)
       for (int s = 0; s < this->size(); ++s) u.part(s).swap(this->part(s).scratch);
-    report.sweeps = r.sweeps;
-    report.checks = r.checks;
-    report.rho = StopCriterion::relative(r.norm, report.rhs_norm);
-    report.status = to_solve_status(r.reason);
-    if (this->options_.record_history)
-      for (std::int64_t c = 0; c < r.checks && c < plan.history_capacity; ++c)
-        report.history.push_back({std::min((c + 1) * plan.check_every, this->options_.max_sweeps),
-                                  StopCriterion::relative(launches_[0]->workspace.history_norm(c), report.rhs_norm)});
+    report = detail::device_loop_report(r, report.rhs_norm, plan.check_every, this->options_.max_sweeps,
+                                        this->options_.record_history, launches_[0]->workspace);
     report.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     return report;
   }

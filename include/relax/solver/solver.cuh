@@ -412,18 +412,10 @@ class Solver {
   // A device loop's report of one step as the host loop's (its history from the workspace).
   template <class Loop>
   SolveReport device_report(const detail::DeviceLoopResult& r, std::int64_t check_every, double host_rhs_norm = 0.0) const {
-    SolveReport report;
-    report.rhs_norm = detail::rhs_norm_on_device<Sweeper<Loop>>::value ? r.rhs_norm : host_rhs_norm;
-    report.sweeps = r.sweeps;
-    report.checks = r.checks;
-    report.rho = StopCriterion::relative(r.norm, report.rhs_norm);
-    report.status = to_solve_status(r.reason);
-    if (options_.record_history)
-      for (std::int64_t c = 0; c < r.checks && r.first_check + c < loop_->history_capacity(); ++c)
-        report.history.push_back({std::min((c + 1) * check_every, options_.max_sweeps),
-                                  StopCriterion::relative(loop_->history_norm(r.first_check + c), report.rhs_norm)});
-    return report;
+    return detail::device_loop_report(r, detail::rhs_norm_on_device<Sweeper<Loop>>::value ? r.rhs_norm : host_rhs_norm,
+                                      check_every, options_.max_sweeps, options_.record_history, *loop_);
   }
+
 
   // The batch of `sweeps` sweeps at the depth and in the family the controller chose, or the
   // strategy's own.

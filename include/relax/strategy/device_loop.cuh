@@ -37,6 +37,7 @@
 #include <relax/agent/residual.cuh>
 #include <relax/agent/vector_walk.cuh>
 #include <relax/control/ladder.hpp>
+#include <relax/control/report.hpp>
 #include <relax/control/stop.hpp>
 #include <relax/core/arith.hpp>
 #include <relax/core/buffer.hpp>
@@ -705,6 +706,26 @@ class DeviceLoopWorkspace {
 };
 
 namespace detail {
+
+//! A device loop's report of one solve as the host loop's: ‖b‖ `rhs_norm`, and with
+//! `record_history` the norm of every check from `workspace` (checks every `check_every` sweeps,
+//! the last at the cap `max_sweeps`).
+template <class T>
+SolveReport device_loop_report(const DeviceLoopResult& r, double rhs_norm, std::int64_t check_every,
+                               std::int64_t max_sweeps, bool record_history, const DeviceLoopWorkspace<T>& workspace) {
+  SolveReport report;
+  report.rhs_norm = rhs_norm;
+  report.sweeps = r.sweeps;
+  report.checks = r.checks;
+  report.rho = StopCriterion::relative(r.norm, rhs_norm);
+  report.status = to_solve_status(r.reason);
+  if (record_history)
+    for (std::int64_t c = 0; c < r.checks && r.first_check + c < workspace.history_capacity(); ++c)
+      report.history.push_back({std::min((c + 1) * check_every, max_sweeps),
+                                StopCriterion::relative(workspace.history_norm(r.first_check + c), rhs_norm)});
+  return report;
+}
+
 template <class T>
 struct same_type {
   using type = T;
@@ -718,6 +739,14 @@ void launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block, std::s
                                                shared_bytes, stream));
 }
 
+//! \throws relax::unavailable_error naming `who` and the way out `instead` when the current
+//!         device has no cooperative launch.
+inline void require_cooperative_launch(const char* who, const char* instead) {
+  if (!cached_device_attribute<cudaDevAttrCooperativeLaunch>())
+    throw unavailable_error(std::string(who) + " needs cooperative launch, which this device does not support; use " +
+                            instead);
+}
+
 //! What every device-loop sweeper checks first: a radius-1 stencil, grids of one layout, and a
 //! device with cooperative launch.
 template <class S, class T>
@@ -727,9 +756,7 @@ void require_device_loop_call(const DeviceGrid<T>& u, const DeviceGrid<T>& scrat
   require_layout(scratch.layout(), u.layout(), "scratch");
   require_layout(b.layout(), u.layout(), "b");
   require_rank(u.layout(), S::rank, "u");
-  if (!cached_device_attribute<cudaDevAttrCooperativeLaunch>())
-    throw unavailable_error("relax::DeviceLoop needs cooperative launch, which this device does not "
-                            "support; use a launch-based strategy such as relax::Sync");
+  require_cooperative_launch("relax::DeviceLoop", "a launch-based strategy such as relax::Sync");
 }
 
 //! What a loop that runs one solve per launch, with ‖b‖ from the host, accepts of a plan.
