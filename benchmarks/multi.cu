@@ -6,7 +6,7 @@
 // with NCCL (built where NCCL is found), one rank per GPU: its one-rank cost on one GPU.
 // The figures `multi_virtual2_*_host` and `multi_virtual2_*_cpufree` come from these rows
 // (benchmarks/report.py).
-#include "bench_support.hpp"
+#include "multi_sweep.hpp"
 
 #include <relax/multi/host_copy.cuh>
 #include <relax/multi/peer_store.cuh>
@@ -24,59 +24,7 @@
 
 namespace {
 
-using relax::bench::counter;
-
-// Fixed-sweep solve: 0 sub-domains means the single-domain Solver; `spread` puts slab s on GPU s
-// (otherwise every slab is on GPU 0); `apart` runs one kernel per slab (PeerStore).
-template <class S, class Strategy, class Comm>
-void multi_sweep(benchmark::State& state) {
-  using T = typename S::value_type;
-  const std::int64_t n = state.range(0);
-  const int parts = static_cast<int>(state.range(1));
-  const std::int64_t sweeps = state.range(2);
-  const bool spread = state.range(3) != 0;
-  const bool apart = state.range(4) != 0;
-  relax::SolveOptions options;
-  options.tol = 1e-30;
-  options.max_sweeps = sweeps;
-  const relax::Extents e = relax::Extents::cube(n, S::rank);
-  relax::HostGrid<T> host_b(e);
-  for (T& x : host_b.storage()) x = T(1);
-  relax::SolveReport report;
-  if (parts == 0) {
-    relax::Solver<S, Strategy, relax::Fixed> solver(e, S(10.0), relax::Fixed(8), options);
-    const relax::DeviceGrid<T> b = relax::to_device(host_b, solver.stream());
-    relax::DeviceGrid<T> u0(e, solver.stream()), u(e, solver.stream());
-    for (auto _ : state) {
-      relax::copy(u0, u, solver.stream());
-      report = solver.solve(u, b);
-      state.SetIterationTime(report.time_ms * 1e-3);
-    }
-  } else {
-    std::vector<int> devices(static_cast<std::size_t>(parts), 0);
-    if (spread)
-      for (int k = 0; k < parts; ++k) devices[static_cast<std::size_t>(k)] = k;
-    auto solver = [&] {
-      if constexpr (std::is_same_v<Comm, relax::PeerStore>) {
-        relax::PeerStore comm;
-        comm.launch_per_subdomain = apart;
-        return relax::MultiSolver<S, Strategy, Comm>(e, devices, S(10.0), relax::Fixed(8), options, comm);
-      } else {
-        return relax::MultiSolver<S, Strategy, Comm>(e, devices, S(10.0), relax::Fixed(8), options);
-      }
-    }();
-    auto u = solver.make_grid(), b = solver.make_grid();
-    const auto zero = solver.make_grid();
-    b.scatter(host_b);
-    for (auto _ : state) {
-      relax::copy(zero, u);
-      report = solver.solve(u, b);
-      state.SetIterationTime(report.time_ms * 1e-3);
-    }
-  }
-  counter(state, "us_per_sweep", report.time_ms * 1e3 / static_cast<double>(report.sweeps));
-  counter(state, "sweeps", static_cast<double>(report.sweeps));
-}
+using relax::bench::multi_sweep;
 
 // The rows' name of a Comm policy.
 template <class Comm>

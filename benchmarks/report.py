@@ -168,6 +168,16 @@ def figures(rows, runs):
                 if base := rows.get(f"multi_sweep/one_domain/{m.group(1)}/N:{n}"):
                     f[f"multi_nccl_one_rank_overhead_pct_{key}"] = round(
                         (row["us_per_sweep"] / base["us_per_sweep"] - 1) * 100, 2)
+        # NVSHMEM, one process per GPU (benchmarks/nvshmem.cu): k = 1 and 2 sub-domains on one PE
+        # (every halo a put-with-signal) against the single-domain DeviceLoop<Sync> of that run.
+        # Rows `nvshmem` store the halos through NVSHMEM's mapping, `nvshmem_put` put them.
+        if one := rows.get(f"multi_sweep/one_domain/DeviceLoop_Sync/N:{n}"):
+            for who in ("nvshmem", "nvshmem_put"):
+                for k in ("1", "2"):
+                    if row := rows.get(f"multi_sweep/{who}/k:{k}/DeviceLoop_Sync/N:{n}"):
+                        f[f"multi_{who}_k{k}_overhead_pct_{key}"] = round(
+                            (row["us_per_sweep"] / one["us_per_sweep"] - 1) * 100, 2)
+                        f[f"multi_{who}_k{k}_us_per_sweep_{key}"] = round(row["us_per_sweep"], 3)
         # CPU-free (PeerStore, DeviceLoop<Sync>): k = 2 slabs against the single-domain solve of
         # the same strategy; one kernel for both slabs (the default), and one kernel per slab.
         one = rows.get(f"multi_sweep/one_domain/DeviceLoop_Sync/N:{n}")

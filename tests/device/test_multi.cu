@@ -165,55 +165,14 @@ TEST_CASE("the ten-step problem on k sub-domains with PeerStore is the single-do
   check_ten_steps<relax::Sync, CpuFree, relax::PeerStore>(GENERATE(relax::Source::point, relax::Source::gaussian));
 }
 
-namespace {
-
-// `solves` solves of 1 to 3 sweeps, a check after every sweep, on four sub-domains (one kernel,
-// and one per sub-domain), each against the same chain of single-domain solves.
-template <class S>
-void check_short_solves(const Extents& e, const S& s, int solves) {
-  using T = typename S::value_type;
-  INFO("box " << e.to_text());
-  HostGrid<T> u(e), b(e);
-  relax::testing::fill_random(u, 5, 0.0, 10.0);
-  relax::testing::fill_random(b, 6);
-  for (bool apart : {false, true}) {
-    INFO((apart ? "one kernel per sub-domain" : "one kernel"));
-    relax::PeerStore comm;
-    comm.launch_per_subdomain = apart;
-    using Whole = relax::Solver<S, relax::Sync, relax::Fixed>;
-    using Split = relax::MultiSolver<S, CpuFree, relax::PeerStore>;
-    std::vector<std::unique_ptr<Whole>> whole;
-    std::vector<std::unique_ptr<Split>> split;
-    for (int sweeps = 1; sweeps <= 3; ++sweeps) {  // solvers of 1, 2 and 3 sweeps on the same grids
-      relax::SolveOptions options;
-      options.tol = 1e-30;
-      options.max_sweeps = sweeps;
-      whole.push_back(std::make_unique<Whole>(e, s, relax::Fixed(1), options));
-      split.push_back(std::make_unique<Split>(e, std::vector<int>{0, 0, 0, 0}, s, relax::Fixed(1), options, comm));
-    }
-    DeviceGrid<T> du = relax::to_device(u, whole[0]->stream());
-    const DeviceGrid<T> db = relax::to_device(b, whole[0]->stream());
-    auto su = split[0]->make_grid();
-    auto sb = split[0]->make_grid();
-    su.scatter(u);
-    sb.scatter(b);
-    for (int k = 0; k < solves; ++k) {
-      const relax::SolveReport want = whole[static_cast<std::size_t>(k % 3)]->solve(du, db);
-      const relax::SolveReport got = split[static_cast<std::size_t>(k % 3)]->solve(su, sb);
-      relax::testing::check_same_report(got, want);
-      REQUIRE(got.sweeps == k % 3 + 1);
-    }
-    HostGrid<T> got_u = u;
-    su.gather(got_u);
-    CHECK(relax::testing::same_bits(got_u, relax::to_host(du, whole[0]->stream())));
-  }
-}
-
-}  // namespace
-
 TEST_CASE("many short CPU-free solves lose or repeat no halo", "[multi][peer_store]") {
-  check_short_solves(Extents(130, 61), relax::Stencil5<float>(10.0), 300);
-  check_short_solves(Extents(20, 9, 13), relax::Stencil7<float>(1.0), 150);
+  // Four sub-domains in one kernel, and one kernel per sub-domain.
+  relax::PeerStore apart;
+  apart.launch_per_subdomain = true;
+  const std::vector<relax::PeerStore> comms{relax::PeerStore{}, apart};
+  const std::vector<int> four{0, 0, 0, 0};
+  relax::testing::check_short_solves<CpuFree>(Extents(130, 61), relax::Stencil5<float>(10.0), 300, four, comms);
+  relax::testing::check_short_solves<CpuFree>(Extents(20, 9, 13), relax::Stencil7<float>(1.0), 150, four, comms);
 }
 
 TEST_CASE("a sub-domain that never signals ends the CPU-free solve with an error naming it", "[multi][peer_store]") {

@@ -1,7 +1,9 @@
 #pragma once
 //! \file
 //! Owning RAII buffers: `DeviceBuffer<T>` (cudaMalloc) and `PinnedBuffer<T>` (page-locked host
-//! memory, the target of asynchronous device-to-host reads). Move-only; sizes are 64-bit.
+//! memory, the target of asynchronous device-to-host reads). Move-only; sizes are 64-bit. A buffer
+//! can also own memory from another allocator (`adopt`: NVSHMEM's symmetric heap, say), which it
+//! hands back to that allocator's release function.
 
 #include <relax/core/cuda_check.hpp>
 
@@ -24,13 +26,25 @@ class OwnedArray {
   OwnedArray(const OwnedArray&) = delete;
   OwnedArray& operator=(const OwnedArray&) = delete;
   OwnedArray(OwnedArray&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
+        release_(std::exchange(other.release_, nullptr)) {}
+  //! Owns `count` elements at `data`, allocated elsewhere, and gives them to `release` (not null)
+  //! when it is done with them.
+  static OwnedArray adopt(T* data, std::size_t count, void (*release)(void*) noexcept) noexcept {
+    OwnedArray a;
+    a.data_ = data;
+    a.size_ = count;
+    a.release_ = release;
+    return a;
+  }
   OwnedArray& operator=(OwnedArray&& other) noexcept {
     swap(other);
     return *this;
   }
   ~OwnedArray() {
-    if (data_) Allocator::release(data_);
+    if (data_ == nullptr) return;
+    if (release_ != nullptr) release_(data_);
+    else Allocator::release(data_);
   }
 
   T* data() noexcept { return data_; }
@@ -40,11 +54,13 @@ class OwnedArray {
   void swap(OwnedArray& other) noexcept {
     std::swap(data_, other.data_);
     std::swap(size_, other.size_);
+    std::swap(release_, other.release_);
   }
 
  private:
   T* data_ = nullptr;
   std::size_t size_ = 0;
+  void (*release_)(void*) noexcept = nullptr;  // null: Allocator::release
 };
 
 struct DeviceAllocator {

@@ -8,6 +8,7 @@
 #include <relax/domain/grid.hpp>
 
 #include <cstdint>
+#include <utility>
 
 namespace relax {
 
@@ -23,6 +24,15 @@ class DeviceGrid {
   explicit DeviceGrid(const GridLayout& l, cudaStream_t stream = nullptr)
       : layout_(l), data_(static_cast<std::size_t>(l.size())) {
     RELAX_CUDA_CHECK(cudaMemsetAsync(data_.data(), 0, data_.bytes(), stream));
+  }
+  //! A grid of layout `l` in `storage` (at least `l.size()` elements, from any allocator: the
+  //! symmetric heap of a multi-process Comm policy, say), zeroed on `stream`.
+  //! \throws relax::invalid_argument when `storage` is smaller than the layout.
+  DeviceGrid(const GridLayout& l, DeviceBuffer<T> storage, cudaStream_t stream = nullptr)
+      : layout_(l), data_(std::move(storage)) {
+    detail::require(data_.size() >= static_cast<std::size_t>(l.size()), "storage", static_cast<std::int64_t>(data_.size()),
+                    "at least as many elements as the layout holds");
+    RELAX_CUDA_CHECK(cudaMemsetAsync(data_.data(), 0, bytes(), stream));
   }
   //! A grid of the box `e` with a one-cell ring.
   explicit DeviceGrid(const Extents& e, cudaStream_t stream = nullptr)
@@ -43,7 +53,8 @@ class DeviceGrid {
   //! The whole allocation, padding included.
   T* data() { return data_.data(); }
   const T* data() const { return data_.data(); }
-  std::size_t bytes() const { return data_.bytes(); }
+  //! The bytes of the layout (the storage may hold more).
+  std::size_t bytes() const { return static_cast<std::size_t>(layout_.size()) * sizeof(T); }
   void swap(DeviceGrid& other) noexcept {
     std::swap(layout_, other.layout_);
     data_.swap(other.data_);

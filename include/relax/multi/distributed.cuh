@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace relax {
@@ -92,17 +93,32 @@ inline void require_devices(const std::vector<int>& devices) {
 }  // namespace detail
 
 //! A grid split into the slabs of a `Decomposition`, slab s on device `devices[s]` (its local grid:
-//! owned rows, halo rows and ring, with the global index of its first point as its origin).
+//! owned rows, halo rows and ring, with the global index of its first point as its origin). In a
+//! program of one process per GPU (`Nvshmem`), each process holds a run of the slabs only
+//! (`first()` and `held()`), in storage from the Comm policy's allocator (its symmetric heap).
 template <class T>
 class DistributedGrid {
  public:
-  DistributedGrid(const Decomposition& d, const std::vector<int>& devices) : decomposition_(d), devices_(devices) {
-    detail::require_devices(devices);
+  //! The storage of one slab: a zeroed device grid of the layout (`DeviceGrid`'s constructors
+  //! when none is given).
+  using Allocate = std::function<DeviceGrid<T>(const GridLayout&)>;
+
+  //! Every slab of `d`, slab s on `devices[s]`.
+  DistributedGrid(const Decomposition& d, const std::vector<int>& devices) : DistributedGrid(d, 0, devices, {}) {
     detail::require(static_cast<int>(devices.size()) == d.size(), "devices", static_cast<int>(devices.size()),
                     "one device per sub-domain of the decomposition");
-    for (int s = 0; s < d.size(); ++s) {
-      const detail::DeviceScope scope(devices[static_cast<std::size_t>(s)]);
-      parts_.emplace_back(d[s].template layout<T>());
+  }
+  //! The slabs `first` .. `first + devices.size() - 1` of `d`, slab first + i on `devices[i]`,
+  //! their storage from `allocate` (if not empty).
+  DistributedGrid(const Decomposition& d, int first, const std::vector<int>& devices, const Allocate& allocate)
+      : decomposition_(d), first_(first), devices_(devices) {
+    detail::require_devices(devices);
+    detail::require(first >= 0 && first + static_cast<int>(devices.size()) <= d.size(), "devices",
+                    static_cast<int>(devices.size()), "one device per held sub-domain of the decomposition");
+    for (int s = first; s < first + held(); ++s) {
+      const detail::DeviceScope scope(device(s));
+      const GridLayout layout = d[s].template layout<T>();
+      parts_.push_back(allocate ? allocate(layout) : DeviceGrid<T>(layout));
       // The zeroing is on the legacy stream, which the solver's non-blocking streams do not wait for.
       RELAX_CUDA_CHECK(cudaStreamSynchronize(nullptr));
     }
@@ -110,48 +126,57 @@ class DistributedGrid {
 
   const Decomposition& decomposition() const { return decomposition_; }
   int size() const { return decomposition_.size(); }
-  int device(int s) const { return devices_.at(static_cast<std::size_t>(s)); }
-  DeviceGrid<T>& part(int s) { return parts_.at(static_cast<std::size_t>(s)); }
-  const DeviceGrid<T>& part(int s) const { return parts_.at(static_cast<std::size_t>(s)); }
+  //! The slabs this grid holds: `first()` .. `first() + held() - 1` (all of them unless each
+  //! process of the program holds its own).
+  int first() const { return first_; }
+  int held() const { return static_cast<int>(devices_.size()); }
+  bool holds(int s) const { return s >= first_ && s < first_ + held(); }
+  int device(int s) const { return devices_.at(local(s)); }
+  DeviceGrid<T>& part(int s) { return parts_.at(local(s)); }
+  const DeviceGrid<T>& part(int s) const { return parts_.at(local(s)); }
 
-  //! Fills every slab from the global grid `global` (its rows, halo rows and ring); blocks.
+  //! Fills every held slab from the global grid `global` (its rows, halo rows and ring); blocks.
   //! \throws relax::invalid_argument for a grid of another box.
   void scatter(const HostGrid<T>& global) {
     require_global(global);
-    for (int s = 0; s < size(); ++s) {
+    for (int s = first_; s < first_ + held(); ++s) {
       const detail::DeviceScope scope(device(s));
       copy(reference::scatter(global, decomposition_[s]), part(s));
     }
   }
-  //! Puts every slab's owned rows into `global`; blocks.
+  //! Puts every held slab's owned rows into `global` (the other rows stay as they are); blocks.
   void gather(HostGrid<T>& global) const {
     require_global(global);
-    std::vector<HostGrid<T>> locals;
-    for (int s = 0; s < size(); ++s) {
+    for (int s = first_; s < first_ + held(); ++s) {
       const detail::DeviceScope scope(device(s));
-      locals.push_back(to_host(part(s)));
+      reference::gather(to_host(part(s)), decomposition_[s], global);
     }
-    reference::gather(locals, decomposition_, global);
   }
 
  private:
+  std::size_t local(int s) const {
+    detail::require(holds(s), "sub-domain", s, "a sub-domain this grid holds");
+    return static_cast<std::size_t>(s - first_);
+  }
   void require_global(const HostGrid<T>& global) const {
     detail::require(global.layout().extents == decomposition_.global(), "global grid", global.layout().extents.to_text(),
                     ("a grid of the decomposition's box " + decomposition_.global().to_text()).c_str());
   }
 
   Decomposition decomposition_;
-  std::vector<int> devices_;
+  int first_ = 0;
+  std::vector<int> devices_;  // of the held slabs
   std::vector<DeviceGrid<T>> parts_;
 };
 
-//! Copies every slab of `from` into `to` on the device (both of one decomposition and devices);
-//! blocks.
+//! Copies every held slab of `from` into `to` on the device (both of one decomposition, held
+//! slabs and devices); blocks.
 template <class T>
 void copy(const DistributedGrid<T>& from, DistributedGrid<T>& to) {
-  detail::require(from.decomposition().global() == to.decomposition().global() && from.size() == to.size(), "to",
-                  to.decomposition().global().to_text(), "a grid of the same decomposition");
-  for (int s = 0; s < from.size(); ++s) {
+  detail::require(from.decomposition().global() == to.decomposition().global() && from.size() == to.size() &&
+                      from.first() == to.first() && from.held() == to.held(),
+                  "to", to.decomposition().global().to_text(), "a grid of the same decomposition and held sub-domains");
+  for (int s = from.first(); s < from.first() + from.held(); ++s) {
     detail::require(from.device(s) == to.device(s), "to", to.device(s), "the same device for each sub-domain");
     const detail::DeviceScope scope(from.device(s));
     copy(from.part(s), to.part(s), nullptr);
@@ -162,8 +187,9 @@ void copy(const DistributedGrid<T>& from, DistributedGrid<T>& to) {
 namespace detail {
 
 //! What every multi-sub-domain solver keeps and checks: the stencil, the controller and options,
-//! the decomposition into `devices.size()` slabs of halo `halo`, and per slab its stream, its
-//! workspace grid (the second array of its sweeps) and a norm word.
+//! the decomposition into slabs of halo `halo` (one per entry of `devices`, or, in a program of
+//! one process per GPU, `Placement::parts` of which this process holds a run), and per held slab
+//! its stream, its workspace grid (the second array of its sweeps) and a norm word.
 template <class Stencil_>
 class SlabSolverBase {
  public:
@@ -171,46 +197,69 @@ class SlabSolverBase {
   using value_type = typename Stencil::value_type;
 
   const Decomposition& decomposition() const { return decomposition_; }
+  //! The devices of the slabs this process holds (all of them, unless each process holds its own).
   const std::vector<int>& devices() const { return devices_; }
   //! A distributed grid of this solver's slabs and devices (zeroed).
-  DistributedGrid<value_type> make_grid() const { return DistributedGrid<value_type>(decomposition_, devices_); }
+  DistributedGrid<value_type> make_grid() const {
+    return DistributedGrid<value_type>(decomposition_, first_, devices_, allocate_);
+  }
 
  protected:
+  //! Which slabs of how many this process holds, and where their storage comes from: by
+  //! default every slab (one per device), in `DeviceGrid`'s own memory.
+  struct Placement {
+    int parts = 0;  //!< slabs in all (0: one per device)
+    int first = 0;  //!< the first slab held here (the held: one per device)
+    typename DistributedGrid<value_type>::Allocate allocate;
+  };
+
   //! \throws relax::invalid_argument for bad extents, devices, controller or options (overlapped
   //!         checks included), or a slab thinner than the halo.
   SlabSolverBase(const Extents& global, std::vector<int> devices, Stencil stencil, Fixed controller,
-                 SolveOptions options, int halo)
+                 SolveOptions options, int halo, Placement placement = {})
       : stencil_(stencil), controller_(controller), options_(options), devices_(std::move(devices)),
-        decomposition_(checked(global, devices_), static_cast<int>(devices_.size()), halo) {
+        decomposition_(checked(global, devices_), placement.parts > 0 ? placement.parts : static_cast<int>(devices_.size()),
+                       halo),
+        first_(placement.first), allocate_(std::move(placement.allocate)) {
+    require(first_ >= 0 && first_ + held() <= decomposition_.size(), "devices", held(),
+            "one device per held sub-domain of the decomposition");
     controller_.validate();
     options_.validate();
     require(options_.checks == CheckMode::blocking, "options.checks", to_string(options_.checks),
             "blocking: the multi-sub-domain solvers check after an exchange, with no batch in flight");
     require(global.rank == Stencil::rank, "extents", global.to_text(),
             Stencil::rank == 3 ? "a 3D box (the stencil is 3D)" : "a 2D box (the stencil is 2D)");
-    for (int s = 0; s < decomposition_.size(); ++s) {
+    for (int s = first_; s < first_ + held(); ++s) {
       const DeviceScope scope(device(s));
-      parts_.push_back(std::make_unique<Part>(decomposition_[s].template layout<value_type>()));
+      const GridLayout layout = decomposition_[s].template layout<value_type>();
+      parts_.push_back(allocate_ ? std::make_unique<Part>(allocate_(layout)) : std::make_unique<Part>(layout));
     }
   }
 
   // What one slab keeps.
   struct Part {
     explicit Part(const GridLayout& layout) : scratch(layout, stream) {}
+    explicit Part(DeviceGrid<value_type> storage) : scratch(std::move(storage)) {
+      RELAX_CUDA_CHECK(cudaStreamSynchronize(nullptr));  // its zeroing, on the legacy stream
+    }
     Stream stream;
     DeviceGrid<value_type> scratch;
     MaxNormSlot<value_type> slot;
   };
 
   int size() const { return decomposition_.size(); }
-  int device(int s) const { return devices_[static_cast<std::size_t>(s)]; }
-  Part& part(int s) { return *parts_[static_cast<std::size_t>(s)]; }
-  const Part& part(int s) const { return *parts_[static_cast<std::size_t>(s)]; }
+  //! The slabs held here: `first()` .. `first() + held() - 1`.
+  int first() const { return first_; }
+  int held() const { return static_cast<int>(devices_.size()); }
+  int device(int s) const { return devices_[static_cast<std::size_t>(s - first_)]; }
+  Part& part(int s) { return *parts_[static_cast<std::size_t>(s - first_)]; }
+  const Part& part(int s) const { return *parts_[static_cast<std::size_t>(s - first_)]; }
 
   void require_grid(const DistributedGrid<value_type>& g, const char* what) const {
-    require(g.decomposition().global() == decomposition_.global() && g.size() == size(), what,
-            g.decomposition().global().to_text(), "a grid made by this solver (make_grid)");
-    for (int s = 0; s < size(); ++s) {
+    require(g.decomposition().global() == decomposition_.global() && g.size() == size() && g.first() == first_ &&
+                g.held() == held(),
+            what, g.decomposition().global().to_text(), "a grid made by this solver (make_grid)");
+    for (int s = first_; s < first_ + held(); ++s) {
       require(g.device(s) == device(s), what, g.device(s), "the solver's device for each sub-domain");
       require_layout(g.part(s).layout(), part(s).scratch.layout(), what);
     }
@@ -220,16 +269,16 @@ class SlabSolverBase {
   void begin(DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
     require_grid(u, "u");
     require_grid(b, "b");
-    for (int s = 0; s < size(); ++s) {
+    for (int s = first_; s < first_ + held(); ++s) {
       const DeviceScope scope(device(s));
       copy(u.part(s), part(s).scratch, part(s).stream);
     }
   }
 
-  //! ‖b‖: the max over the slabs of their owned rows' part (boundary values from the global ring
-  //! only: the local ring on a side with a neighbour holds that neighbour's rows). Blocks.
+  //! ‖b‖: the max over the held slabs of their owned rows' part (boundary values from the global
+  //! ring only: the local ring on a side with a neighbour holds that neighbour's rows). Blocks.
   double rhs_norm(const DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
-    for (int s = 0; s < size(); ++s) {
+    for (int s = first_; s < first_ + held(); ++s) {
       const DeviceScope scope(device(s));
       const Slab& me = decomposition_[s];
       request_rhs_norm(stencil_, u.part(s), b.part(s), part(s).slot, part(s).stream,
@@ -238,10 +287,10 @@ class SlabSolverBase {
     return collect_max();
   }
 
-  //! The max over the slabs of the norms their words received (NaN propagates as in one word).
+  //! The max over the held slabs of the norms their words received (NaN propagates as in one word).
   double collect_max() {
     value_type best = value_type(0);
-    for (int s = 0; s < size(); ++s) {
+    for (int s = first_; s < first_ + held(); ++s) {
       const value_type v = part(s).slot.wait();
       best = arith::abs_bits(v) > arith::abs_bits(best) ? v : best;
     }
@@ -253,6 +302,8 @@ class SlabSolverBase {
   SolveOptions options_;
   std::vector<int> devices_;
   Decomposition decomposition_;
+  int first_ = 0;
+  typename DistributedGrid<value_type>::Allocate allocate_;
   std::vector<std::unique_ptr<Part>> parts_;
 
  private:
@@ -271,21 +322,22 @@ template <class T>
 class DistributedDiffusionState {
  public:
   DistributedDiffusionState(const DiffusionParams& p, const Decomposition& d, const std::vector<int>& devices)
-      : params_((p.validate(), p)), u_(d, devices), f_(d, devices), b_(d, devices) {
-    detail::require(p.extents() == d.global(), "extents", p.extents().to_text(),
-                    ("the decomposition's box " + d.global().to_text()).c_str());
-    u_.scatter(initial_state<T>(p));
-    f_.scatter(source_term<T>(p));
-  }
+      : DistributedDiffusionState(p, DistributedGrid<T>(d, devices), DistributedGrid<T>(d, devices),
+                                  DistributedGrid<T>(d, devices)) {}
+  //! The state on `solver`'s slabs, in grids it makes (the slabs this process holds, in the
+  //! storage its Comm policy needs).
+  template <class Solver, class = decltype(std::declval<const Solver&>().make_grid())>
+  DistributedDiffusionState(const DiffusionParams& p, const Solver& solver)
+      : DistributedDiffusionState(p, solver.make_grid(), solver.make_grid(), solver.make_grid()) {}
 
   const DiffusionParams& params() const { return params_; }
   DistributedGrid<T>& u() { return u_; }
   const DistributedGrid<T>& u() const { return u_; }
   const DistributedGrid<T>& b() const { return b_; }
-  //! b = u + Δt f on every slab, over its whole allocation (its halo rows hold the neighbours'
-  //! values after a solve, so they get the global b); blocks.
+  //! b = u + Δt f on every held slab, over its whole allocation (its halo rows hold the
+  //! neighbours' values after a solve, so they get the global b); blocks.
   void form_rhs() {
-    for (int s = 0; s < u_.size(); ++s) {
+    for (int s = u_.first(); s < u_.first() + u_.held(); ++s) {
       const detail::DeviceScope scope(u_.device(s));
       add(static_cast<std::int64_t>(u_.part(s).layout().size()), u_.part(s).data(), f_.part(s).data(),
           b_.part(s).data(), nullptr);
@@ -294,6 +346,15 @@ class DistributedDiffusionState {
   }
 
  private:
+  DistributedDiffusionState(const DiffusionParams& p, DistributedGrid<T> u, DistributedGrid<T> f, DistributedGrid<T> b)
+      : params_((p.validate(), p)), u_(std::move(u)), f_(std::move(f)), b_(std::move(b)) {
+    const Decomposition& d = u_.decomposition();
+    detail::require(p.extents() == d.global(), "extents", p.extents().to_text(),
+                    ("the decomposition's box " + d.global().to_text()).c_str());
+    u_.scatter(initial_state<T>(p));
+    f_.scatter(source_term<T>(p));
+  }
+
   DiffusionParams params_;
   DistributedGrid<T> u_, f_, b_;
 };

@@ -34,8 +34,8 @@
 //! kernel; separate kernels on one device (`launch_per_subdomain`) split its resident blocks
 //! between them, which CUDA does not promise to run at once: a timeout is then the error.
 //!
-//! Not yet built: temporal blocking across slabs (a D-row halo every D sweeps) in the CPU-free
-//! form, and the other Comm policies (Nccl, Nvshmem).
+//! The same kernel over NVSHMEM, one process per GPU: `multi/nvshmem.cuh`. Not yet built:
+//! temporal blocking across slabs (a D-row halo every D sweeps) in the CPU-free form.
 
 #include <relax/core/buffer.hpp>
 #include <relax/multi/distributed.cuh>
@@ -184,22 +184,14 @@ struct PeerLoopCounters : DeviceLoopCounters<T> {
 };
 
 //! The CPU-free multi-sub-domain Sync loop: one kernel of the solve (see the file comment). Its
-//! dynamic shared memory holds the table of its slabs (read at every work item: in global memory
-//! it would be a round trip to L2 after each barrier, whose acquire empties L1).
+//! dynamic shared memory holds the table of its slabs (`load_peer_table`).
 template <int BlockX, int BlockY, int Rows, cuda::thread_scope Scope, class S, class T>
 __global__ void __launch_bounds__(BlockX* BlockY)
     peer_sync_kernel(S s, PeerLaunch<T> launch, DeviceLoopPlan plan, DeviceLoopState<T>* state,
                      DeviceLoopStepReport<T>* reports, arith::bits_t<T>* history) {
   constexpr int Rank = S::rank;
   extern __shared__ __align__(16) unsigned char peer_table[];
-  {
-    const auto* from = reinterpret_cast<const unsigned long long*>(launch.slabs);
-    auto* to = reinterpret_cast<unsigned long long*>(peer_table);
-    const int words = launch.count * static_cast<int>(sizeof(PeerSlab<T>) / sizeof(unsigned long long));
-    for (int i = static_cast<int>(threadIdx.y * BlockX + threadIdx.x); i < words; i += BlockX * BlockY) to[i] = from[i];
-    __syncthreads();
-    launch.slabs = reinterpret_cast<const PeerSlab<T>*>(peer_table);
-  }
+  launch.slabs = load_peer_table<BlockX, BlockY>(launch, peer_table);
   PeerLoopCounters<Scope, T> loop(plan, state, reports, history, launch);
   int* const failed = &state->barrier.failed;
   run_pass_loop<BlockX, BlockY, 1>(

@@ -115,6 +115,20 @@ RELAX_HOST_DEVICE RELAX_FORCE_INLINE PeerItem peer_item(const PeerLaunch<T>& lau
   return it;
 }
 
+#if defined(__CUDACC__)
+//! Block-level, at a kernel's start: copies the kernel's table of slabs into its dynamic shared
+//! memory `shared` (read at every work item: in global memory it would be a round trip to L2
+//! after each grid barrier, whose acquire empties L1) and returns the copy.
+template <int BlockX, int BlockY, class T>
+__device__ __forceinline__ const PeerSlab<T>* load_peer_table(const PeerLaunch<T>& launch, unsigned char* shared) {
+  const auto* from = reinterpret_cast<const unsigned long long*>(launch.slabs);
+  auto* to = reinterpret_cast<unsigned long long*>(shared);
+  const int words = launch.count * static_cast<int>(sizeof(PeerSlab<T>) / sizeof(unsigned long long));
+  for (int i = static_cast<int>(threadIdx.y * BlockX + threadIdx.x); i < words; i += BlockX * BlockY) to[i] = from[i];
+  __syncthreads();
+  return reinterpret_cast<const PeerSlab<T>*>(shared);
+}
+#endif
 
 //! Host: the walk's tiling of slab `t` of shape `g` (tiles of `tile_columns` points across a row
 //! and `block_y` rows; a thread takes `rows` rows in 2D, planes in 3D).

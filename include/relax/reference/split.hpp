@@ -49,12 +49,17 @@ std::vector<HostGrid<T>> scatter(const HostGrid<T>& global, const Decomposition&
   return locals;
 }
 
+//! Puts the owned rows of `slab`'s local grid back into `global`.
+template <class T>
+void gather(const HostGrid<T>& local, const Slab& slab, HostGrid<T>& global) {
+  for (std::int64_t g = slab.owned.first; g < slab.owned.first + slab.owned.count; ++g)
+    detail::copy_line(local, slab.storage_row(g), global, g + 1);
+}
+
 //! Puts the owned rows of every local grid back into `global`.
 template <class T>
 void gather(const std::vector<HostGrid<T>>& locals, const Decomposition& d, HostGrid<T>& global) {
-  for (int s = 0; s < d.size(); ++s)
-    for (std::int64_t g = d[s].owned.first; g < d[s].owned.first + d[s].owned.count; ++g)
-      detail::copy_line(locals[static_cast<std::size_t>(s)], d[s].storage_row(g), global, g + 1);
+  for (int s = 0; s < d.size(); ++s) gather(locals[static_cast<std::size_t>(s)], d[s], global);
 }
 
 //! The halo exchange: every slab's receive rows from its neighbours' current owned rows.

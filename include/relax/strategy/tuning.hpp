@@ -41,6 +41,18 @@ inline constexpr bool stream_loop_reloads_rhs = true;
 //! docs/performance-notes.md ("exact temporal blocking in 3D") and is to be tuned.
 inline constexpr int plane_stream_warps = 24;
 
+//! `MultiSolver<DeviceLoop<Sync>, Nvshmem>`: blocks per SM its kernel is compiled for (launch
+//! bounds; 1: no bound). NVSHMEM's device library needs relocatable device code, and there ptxas
+//! gives the same PTX more registers: the single-domain `DeviceLoop<Sync>` kernels 80 to 96
+//! instead of 63 to 80 (CUDA 13.0), and the NVSHMEM kernel left to itself 96 (2D) and 120 to 128
+//! (3D), two blocks an SM, which measured +13% over the single-domain loop at 16384² with one
+//! sub-domain (2026-12-01, bench_nvshmem_v1.json, every halo a put-with-signal).
+#ifdef RELAX_TUNING_NVSHMEM_BLOCKS_PER_SM
+inline constexpr int nvshmem_blocks_per_sm = RELAX_TUNING_NVSHMEM_BLOCKS_PER_SM;
+#else
+inline constexpr int nvshmem_blocks_per_sm = 4;
+#endif
+
 //! `DeviceLoop<TemporalBlock<D, OnChip>>`: threads per block (one block per SM, one tile per
 //! block). Measured on the H200, float32, 2026-12-01 (docs/results/h200/bench_on_chip_threads.json,
 //! µs a sweep with a check every 8 sweeps, 1024 threads against 512): D = 8 at 128²: 0.97 / 0.81,

@@ -1,0 +1,88 @@
+// NVSHMEM with one process per GPU (issue 15): µs per sweep of the CPU-free solve
+// MultiSolver<S, DeviceLoop<Sync>, Nvshmem> with k = 1 and 2 sub-domains on this process's PE
+// (halos stored through NVSHMEM's mapping, and, rows `nvshmem_put`, every halo a put-with-signal:
+// on one PE, to itself), against the single-domain DeviceLoop<Sync> Solver in the same run (the
+// same relocatable build), at 256² and 16384² (2D) and 512³ (3D). The figures
+// `multi_nvshmem_k*_overhead_pct_*` come from these rows (benchmarks/report.py). Run it alone
+// (one PE) or under `mpirun -np P` (the rows of PE 0 are reported); large boxes need a symmetric
+// heap that holds their grids (NVSHMEM_SYMMETRIC_SIZE, e.g. 16G).
+#include "multi_sweep.hpp"
+
+#include <relax/core/device.hpp>
+#include <relax/multi/nvshmem.cuh>
+#include <relax/stencil/stencil5.hpp>
+#include <relax/stencil/stencil7.hpp>
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace relax::bench {
+// Variant 1: every halo a put-with-signal, even where NVSHMEM maps the neighbour's memory here.
+template <>
+struct BenchComm<relax::Nvshmem> {
+  static relax::Nvshmem make(bool put) {
+    relax::Nvshmem comm;
+    comm.store_when_mapped = !put;
+    return comm;
+  }
+};
+}  // namespace relax::bench
+
+namespace {
+
+template <class S>
+void register_rows(const std::string& name, std::int64_t n, std::int64_t sweeps) {
+  using CpuFree = relax::DeviceLoop<relax::Sync>;
+  auto add = [&](const std::string& who, int parts, int put) {
+    benchmark::RegisterBenchmark(("multi_sweep/" + who + "/" + name + "/N:" + std::to_string(n)).c_str(),
+                                 relax::bench::multi_sweep<S, CpuFree, relax::Nvshmem>)
+        ->Args({n, parts, sweeps, 0, put})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)
+        ->ReportAggregatesOnly(true);
+  };
+  add("one_domain", 0, 0);
+  for (int k : {1, 2}) {
+    add("nvshmem/k:" + std::to_string(k), k, 0);      // stores where mapped (on one GPU: everywhere)
+    add("nvshmem_put/k:" + std::to_string(k), k, 1);  // puts with a signal
+  }
+}
+
+const int registered = [] {
+  register_rows<relax::Stencil5<float>>("DeviceLoop_Sync", 256, 2048);
+  register_rows<relax::Stencil5<float>>("DeviceLoop_Sync", 16384, 64);
+  register_rows<relax::Stencil7<float>>("DeviceLoop_Sync", 512, 64);
+  return 0;
+}();
+
+// What the PEs other than 0 report: nothing.
+class Quiet : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  const int gpus = relax::device_count();
+  if (gpus == 0) {
+    std::printf("no CUDA device is present\n");
+    return 1;
+  }
+  std::optional<relax::NvshmemRuntime> runtime;
+  if (const int local = relax::NvshmemRuntime::launcher_local_rank(); local >= 0)
+    runtime.emplace(local % gpus, relax::NvshmemRuntime::FromLauncher{});
+  else
+    runtime.emplace(0);
+  if (runtime->pe() == 0) {
+    benchmark::RunSpecifiedBenchmarks();
+  } else {  // the other PEs run the same solves (each is collective) and report nothing
+    Quiet display, file;
+    benchmark::RunSpecifiedBenchmarks(&display, &file);
+  }
+  benchmark::Shutdown();
+  return 0;
+}

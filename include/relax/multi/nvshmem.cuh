@@ -1,0 +1,660 @@
+#pragma once
+//! \file
+//! Jacobi on several GPUs with one process (an NVSHMEM PE) per GPU and no host in the loop:
+//! `MultiSolver<S, DeviceLoop<Sync>, Nvshmem>`. Each process holds a run of the slabs (the same
+//! number on every PE) and runs one persistent kernel over them, launched collectively; the
+//! kernels move the halos with NVSHMEM put-with-signal and take the stop decision among
+//! themselves. This is the path to several nodes: NVSHMEM carries the puts over NVLink within a
+//! node and over the network between nodes.
+//!
+//! The kernel is `PeerStore`'s (`multi/peer_store.cuh`) with NVSHMEM as the transport:
+//! - one sweep takes the Sync walk's tiles of the PE's slabs, the edge bands first; after an edge
+//!   tile is swept, the block sends its part of each edge row (in 3D, each of its rows of the edge
+//!   plane) into the neighbour's ring of the same parity and adds the count of its rows to the
+//!   neighbour's signal word for that tile: where NVSHMEM maps the neighbour's memory here
+//!   (`nvshmem_ptr`: this GPU, or a peer within the node) and `Nvshmem::store_when_mapped` is on,
+//!   by stores and a release add, as `PeerStore`; otherwise (another node) one
+//!   `nvshmemx_putmem_signal_nbi_block` per row, each adding 1. Every link between two slabs goes
+//!   through NVSHMEM's memory and signal words, within a PE too, so one GPU runs the whole
+//!   exchange of either kind;
+//! - before sweeping an edge tile (and before folding its residual), the block waits until its
+//!   word has counted the rows of as many sweeps as it has done (`nvshmem_uint64_test` in a
+//!   bounded loop): the ring is current, and the neighbour is done reading the ring the tile's
+//!   puts will overwrite (the same argument as `PeerStore`'s flags);
+//! - every M sweeps each PE folds its slabs' residuals at its grid barrier, puts its norm into
+//!   every PE's board (`nvshmem_<bits>_p`, `nvshmem_fence`, then a signal carrying the check
+//!   number) and reads every PE's norm once all have signalled: every PE takes the max of the
+//!   same words, so all stop at the same check. ‖b‖ is the max over the PEs (a host-side NVSHMEM
+//!   reduction on the bits of the slabs' norms).
+//! Sweeps, checks, ρ and the owned rows are those of the single-domain solve, bit for bit.
+//!
+//! The memory the kernels put into is NVSHMEM's symmetric heap: `make_grid` allocates each slab
+//! there (collectively, the same size on every PE: the largest slab's), so every process makes
+//! its solvers and grids in the same order, and destroys them before its `NvshmemRuntime`. Every
+//! wait is bounded (`Nvshmem::timeout_ns`); a neighbour that never signals ends the solve with a
+//! `relax::device_loop_error` naming the sub-domain.
+//!
+//! An optional component: link `relax::nvshmem` (CMake finds NVSHMEM's headers and libraries,
+//! e.g. the PyPI wheel `nvidia-nvshmem-cu13`) and compile with relocatable device code
+//! (`CUDA_SEPARABLE_COMPILATION`); `relax::relax` needs neither.
+//!
+//! Not yet built: temporal blocking across slabs in this form, and the host-controlled solver
+//! over NVSHMEM.
+
+#include <relax/core/buffer.hpp>
+#include <relax/core/device.hpp>
+#include <relax/multi/distributed.cuh>
+#include <relax/multi/peer_store.cuh>
+#include <relax/multi/peer_table.hpp>
+#include <relax/strategy/device_loop.cuh>
+#include <relax/strategy/sync.cuh>
+#include <relax/strategy/tuning.hpp>
+
+#include <cuda/atomic>
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace relax {
+
+//! The Comm policy of the CPU-free solver with one process per GPU (see the file comment).
+struct Nvshmem {
+  //! Where NVSHMEM maps a neighbour's memory into this GPU's address space (`nvshmem_ptr`: the
+  //! same GPU, or a peer over NVLink or PCIe within a node), store the edge rows through that
+  //! pointer and raise the neighbour's word with a release atomic, as `PeerStore` does, instead
+  //! of `nvshmemx_putmem_signal_nbi_block`. Off, or where a neighbour is not mapped (another
+  //! node), every halo is a put-with-signal.
+  bool store_when_mapped = true;
+  //! Test hook: the sub-domain that never puts its edge rows (−1: none), so its neighbours'
+  //! waits time out and the solve ends with an error naming it.
+  int silent_subdomain = -1;
+  std::uint64_t timeout_ns = 20'000'000'000ull;  //!< the longest any wait of the kernels lasts
+};
+
+//! An NVSHMEM call failed.
+class nvshmem_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+//! NVSHMEM for this process, from start to finalize: one at a time in a process, created before
+//! and destroyed after every solver and grid of `Nvshmem`. The process's PE runs on `device`.
+class NvshmemRuntime {
+ public:
+  //! Selects the constructor that bootstraps from the launcher.
+  struct FromLauncher {};
+
+  //! One process alone (one PE): the unique-id bootstrap, with no one to share the id with.
+  explicit NvshmemRuntime(int device = 0) {
+    select(device);
+    start(0, 1, unique_id());
+  }
+  //! Process `rank` of `ranks`, all given the `id` that one of them made (`unique_id()`) and
+  //! shared (through MPI, a file, ...).
+  NvshmemRuntime(int device, int rank, int ranks, const nvshmemx_uniqueid_t& id) {
+    detail::require(ranks >= 1 && rank >= 0 && rank < ranks, "rank", rank, "a rank from 0 to ranks - 1");
+    select(device);
+    start(rank, ranks, id);
+  }
+  //! A process started by a launcher (`mpirun`, `srun`, ...): NVSHMEM's bootstrap from the
+  //! environment (`NVSHMEM_BOOTSTRAP`; when it is not set and OpenMPI's `mpirun` started the
+  //! process, `MPI`; otherwise NVSHMEM's default, PMI). NVSHMEM ends the process when its
+  //! bootstrap fails.
+  NvshmemRuntime(int device, FromLauncher) {
+    select(device);
+    if (std::getenv("NVSHMEM_BOOTSTRAP") == nullptr && std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr)
+      setenv("NVSHMEM_BOOTSTRAP", "MPI", 0);
+    nvshmem_init();
+    started();
+  }
+  NvshmemRuntime(const NvshmemRuntime&) = delete;
+  NvshmemRuntime& operator=(const NvshmemRuntime&) = delete;
+  ~NvshmemRuntime() {
+    nvshmem_finalize();
+    slot() = nullptr;
+  }
+
+  //! A fresh id for the unique-id bootstrap (made by one process, given to all).
+  static nvshmemx_uniqueid_t unique_id() {
+    nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
+    check(nvshmemx_get_uniqueid(&id), "nvshmemx_get_uniqueid");
+    return id;
+  }
+  //! The local rank a launcher gave this process (`OMPI_COMM_WORLD_LOCAL_RANK`, `SLURM_LOCALID`,
+  //! `MPI_LOCALRANKID`, `PMI_LOCAL_RANK`), or −1 when none did: the usual choice of its device.
+  static int launcher_local_rank() {
+    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"})
+      if (const char* v = std::getenv(name)) return std::atoi(v);
+    return -1;
+  }
+  //! The runtime of this process, or null.
+  static const NvshmemRuntime* active() { return slot(); }
+
+  int pe() const { return pe_; }
+  int pes() const { return pes_; }
+  int device() const { return device_; }
+
+ private:
+  static const NvshmemRuntime*& slot() {
+    static const NvshmemRuntime* live = nullptr;
+    return live;
+  }
+  static void check(int status, const char* call) {
+    if (status != 0) throw nvshmem_error("relax: " + std::string(call) + " failed with status " + std::to_string(status));
+  }
+  void select(int device) {
+    if (slot() != nullptr) throw std::logic_error("relax::NvshmemRuntime: NVSHMEM is already running in this process");
+    detail::require_devices({device});
+    RELAX_CUDA_CHECK(cudaSetDevice(device));  // a PE's GPU is the one current when NVSHMEM starts
+    device_ = device;
+  }
+  void start(int rank, int ranks, const nvshmemx_uniqueid_t& id) {
+    nvshmemx_init_attr_t attributes = NVSHMEMX_INIT_ATTR_INITIALIZER;
+    check(nvshmemx_set_attr_uniqueid_args(rank, ranks, &id, &attributes), "nvshmemx_set_attr_uniqueid_args");
+    check(nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attributes), "nvshmemx_init_attr");
+    started();
+  }
+  void started() {
+    pe_ = nvshmem_my_pe();
+    pes_ = nvshmem_n_pes();
+    slot() = this;
+  }
+
+  int device_ = 0, pe_ = 0, pes_ = 1;
+};
+
+namespace detail {
+
+//! Gives symmetric memory back (collective: every PE frees its buffers in the same order).
+inline void nvshmem_release(void* p) noexcept { nvshmem_free(p); }
+
+//! `count` elements of symmetric memory (collective: every PE asks for the same count).
+template <class T>
+DeviceBuffer<T> symmetric_buffer(std::size_t count) {
+  void* p = nvshmem_malloc(std::max<std::size_t>(1, count) * sizeof(T));
+  if (p == nullptr)
+    throw nvshmem_error("relax: nvshmem_malloc of " + std::to_string(count * sizeof(T)) +
+                        " bytes failed (the symmetric heap is too small? NVSHMEM_SYMMETRIC_SIZE sets it)");
+  return DeviceBuffer<T>::adopt(static_cast<T*>(p), count, &nvshmem_release);
+}
+
+//! The max over the PEs of each of `values` (collective); `scratch` holds 2 × values.size()
+//! symmetric words.
+inline std::vector<unsigned long long> nvshmem_max(std::vector<unsigned long long> values,
+                                                   DeviceBuffer<unsigned long long>& scratch, cudaStream_t stream) {
+  const std::size_t n = values.size();
+  require(scratch.size() >= 2 * n, "values", static_cast<std::int64_t>(n), "at most half the scratch words");
+  RELAX_CUDA_CHECK(cudaMemcpyAsync(scratch.data(), values.data(), n * sizeof(unsigned long long), cudaMemcpyHostToDevice, stream));
+  nvshmemx_ulonglong_max_reduce_on_stream(NVSHMEM_TEAM_WORLD, scratch.data() + n, scratch.data(), n, stream);
+  RELAX_CUDA_CHECK(cudaMemcpyAsync(values.data(), scratch.data() + n, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
+  RELAX_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return values;
+}
+
+__device__ __forceinline__ std::uint64_t* signal_word(unsigned long long* w) { return reinterpret_cast<std::uint64_t*>(w); }
+
+//! The puts of tile `it`'s part of an edge row (plane), each of one row: 1 in 2D, the tile's rows
+//! in 3D. The neighbour's word for the tile counts them, so after k sweeps it holds k × this.
+template <int BlockY, int Rank, class T>
+__device__ __forceinline__ std::int64_t nvshmem_puts(const PeerSlab<T>& sl, const PeerItem& it) {
+  if constexpr (Rank == 2) return 1;
+  else return min(static_cast<std::int64_t>(BlockY), sl.g.ny - it.r / sl.tiles_x * BlockY);
+}
+
+//! Block-level: waits until the neighbours on tile `it`'s sides have put the edge rows of
+//! `sweeps` sweeps into this slab's ring (see `peer_wait`: the same failure rules). The acquire
+//! is at device scope when every neighbour waited for is on this PE.
+template <int BlockY, int Rank, class T>
+__device__ bool nvshmem_wait(const PeerSlab<T>& sl, const PeerItem& it, unsigned long long sweeps,
+                             const PeerLaunch<T>& launch, int per_pe, int* failed, std::uint64_t timeout_ns) {
+  bool ok = true;
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    const std::uint64_t want = sweeps * static_cast<std::uint64_t>(nvshmem_puts<BlockY, Rank>(sl, it));
+    bool remote = false;
+    for (int side = 0; side < 2 && ok; ++side) {
+      if ((it.flagged & (1 << side)) == 0) continue;
+      remote = remote || sl.neighbour[side] / per_pe != launch.me;
+      std::uint64_t* const word = signal_word(sl.inbound[side] + it.r);
+      const std::uint64_t began = global_ns();
+      ok = bounded_wait([&] { return nvshmem_uint64_test(word, NVSHMEM_CMP_GE, want) != 0; }, failed, timeout_ns);
+      if (!ok && global_ns() - began > timeout_ns)
+        atomicMax(&launch.words->stalled, ~(sweeps << peer_stall_bits | static_cast<unsigned long long>(sl.neighbour[side])));
+    }
+    if (remote) cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+    else cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+  }
+  return __syncthreads_or(!ok) == 0;
+}
+
+//! Block-level, after the block swept edge item `it` into array `dst`: sends the tile's part of
+//! the edge row (plane) on each of its sides into the neighbour's ring of that parity and adds
+//! the tile's puts (`nvshmem_puts`) to the neighbour's word for the tile. `direct`: the
+//! neighbours' arrays and words are mapped here (`Nvshmem::store_when_mapped`): stores, then a
+//! release add (device scope on this PE, system scope to another); otherwise a put-with-signal
+//! per row, each adding 1. The neighbour of sub-domain n is PE n / `per_pe`.
+template <int BlockX, int BlockY, int Rank, class T>
+__device__ void nvshmem_push(const PeerSlab<T>& sl, const PeerItem& it, int dst, int per_pe, int me, bool direct) {
+  constexpr int W = Vec16<T>::width;
+  if (sl.silent) return;
+  const Shape& g = sl.g;
+  if (direct) {
+    peer_push<BlockX, BlockY, Rank>(sl, it, dst, g);
+    __syncthreads();
+    if (threadIdx.x != 0 || threadIdx.y != 0) return;
+    const auto rows = static_cast<unsigned long long>(nvshmem_puts<BlockY, Rank>(sl, it));
+    for (int side = 0; side < 2; ++side) {
+      if ((it.sides & (1 << side)) == 0) continue;
+      unsigned long long& word = sl.outbound[side][it.r];
+      if (sl.neighbour[side] / per_pe == me)
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(word).fetch_add(rows, cuda::memory_order_release);
+      else
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>(word).fetch_add(rows, cuda::memory_order_release);
+    }
+    return;
+  }
+  __syncthreads();  // the tile's edge rows are in `dst`
+  const std::int64_t j0 = it.bx * BlockX * W + 1;
+  const auto bytes = static_cast<std::size_t>(min(static_cast<std::int64_t>(BlockX * W), g.nx - j0 + 1)) * sizeof(T);
+  const std::int64_t i0 = Rank == 2 ? 0 : it.r / sl.tiles_x * BlockY + 1;
+  const std::int64_t rows = nvshmem_puts<BlockY, Rank>(sl, it);
+  const T* const own = sl.array[dst];
+  for (int side = 0; side < 2; ++side) {
+    if ((it.sides & (1 << side)) == 0) continue;
+    const std::int64_t edge = side == 0 ? 1 : (Rank == 2 ? g.ny : g.nz);
+    const int pe = sl.neighbour[side] / per_pe;
+    std::uint64_t* const word = signal_word(sl.outbound[side] + it.r);
+    for (std::int64_t row = 0; row < rows; ++row) {
+      const std::int64_t at = Rank == 2 ? g.at(0, edge, j0) : g.at(edge, i0 + row, j0);
+      nvshmemx_putmem_signal_nbi_block(sl.out[side][dst] + sl.shift[side] + at, own + at, bytes, word, 1,
+                                       NVSHMEM_SIGNAL_ADD, pe);
+    }
+  }
+}
+
+//! The device loop's counters with the check taken over every PE (see the file comment): with
+//! one PE, `DeviceLoopCounters`'s check.
+template <class T>
+struct NvshmemLoopCounters : DeviceLoopCounters<T> {
+  using Bits = arith::bits_t<T>;
+  const PeerLaunch<T>& launch;
+
+  __device__ NvshmemLoopCounters(const DeviceLoopPlan& p, DeviceLoopState<T>* s, DeviceLoopStepReport<T>* reports,
+                                 Bits* h, const PeerLaunch<T>& l)
+      : DeviceLoopCounters<T>(p, s, reports, h), launch(l) {}
+
+  template <int BlockX, int BlockY>
+  __device__ bool check(Bits best) {
+    this->template post<BlockX, BlockY>(best);
+    if (!this->barrier.wait(this->token)) return false;
+    Bits norm = this->posted_norm();
+    if (launch.launches > 1 && !combine(norm)) return false;
+    this->decide(norm);
+    return true;
+  }
+
+  //! Block-level: `norm` becomes the max over the PEs' norms of this check (the board is
+  //! symmetric: the same address on every PE; three slots by turns, as `PeerStore`'s).
+  __device__ bool combine(Bits& norm) {
+    __shared__ Bits combined;
+    __shared__ int arrived;
+    PeerLaunchWords<T>* const board = launch.words;
+    const auto check = static_cast<unsigned long long>(this->checks);
+    const int slot = static_cast<int>(check % 3);
+    if (this->leader) {
+      for (int pe = 0; pe < launch.launches; ++pe) {
+        if constexpr (sizeof(Bits) == 4)
+          nvshmem_uint32_p(reinterpret_cast<std::uint32_t*>(&board->norms[slot][launch.me]), norm, pe);
+        else
+          nvshmem_uint64_p(reinterpret_cast<std::uint64_t*>(&board->norms[slot][launch.me]), norm, pe);
+      }
+      nvshmem_fence();  // each PE's norm before its signal
+      for (int pe = 0; pe < launch.launches; ++pe)
+        nvshmemx_signal_op(signal_word(&board->posted[launch.me]), check + 1, NVSHMEM_SIGNAL_SET, pe);
+    }
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
+      bool ok = true;
+      Bits best = 0;
+      for (int h = 0; h < launch.launches && ok; ++h) {
+        std::uint64_t* const posted = signal_word(&board->posted[h]);
+        const std::uint64_t began = global_ns();
+        ok = bounded_wait([&] { return nvshmem_uint64_test(posted, NVSHMEM_CMP_GT, check) != 0; },
+                          &this->state->barrier.failed, this->plan.barrier_timeout_ns);
+        if (!ok && global_ns() - began > this->plan.barrier_timeout_ns) atomicCAS(&board->stalled_launch, 0, 1 + h);
+      }
+      cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+      for (int h = 0; h < launch.launches && ok; ++h) {
+        const Bits theirs =
+            cuda::atomic_ref<Bits, cuda::thread_scope_system>(board->norms[slot][h]).load(cuda::memory_order_relaxed);
+        best = best > theirs ? best : theirs;
+      }
+      combined = best;
+      arrived = ok ? 1 : 0;
+    }
+    __syncthreads();
+    norm = combined;
+    return arrived != 0;
+  }
+};
+
+//! The CPU-free Sync loop of one PE over its slabs, halos through NVSHMEM (see the file comment).
+//! Its dynamic shared memory holds the table of its slabs, as `peer_sync_kernel`'s.
+template <int BlockX, int BlockY, int Rows, class S, class T>
+__global__ void __launch_bounds__(BlockX* BlockY, tuning::nvshmem_blocks_per_sm)
+    nvshmem_sync_kernel(S s, PeerLaunch<T> launch, int per_pe, int direct, DeviceLoopPlan plan,
+                        DeviceLoopState<T>* state, DeviceLoopStepReport<T>* reports, arith::bits_t<T>* history) {
+  constexpr int Rank = S::rank;
+  extern __shared__ __align__(16) unsigned char peer_table[];
+  launch.slabs = load_peer_table<BlockX, BlockY>(launch, peer_table);
+  NvshmemLoopCounters<T> loop(plan, state, reports, history, launch);
+  int* const failed = &state->barrier.failed;
+  run_pass_loop<BlockX, BlockY, 1>(
+      loop, plan, 0, 1,
+      [&](int src, int dst, int) {
+        const auto sweeps = static_cast<unsigned long long>(loop.sweeps);
+        for (std::int64_t v = blockIdx.x; v < launch.items; v += gridDim.x) {
+          const PeerItem it = peer_item(launch, v, Rank);
+          const PeerSlab<T>& sl = launch.slabs[it.slab];
+          if (it.flagged != 0 &&
+              !nvshmem_wait<BlockY, Rank>(sl, it, sweeps, launch, per_pe, failed, plan.barrier_timeout_ns))
+            break;
+          const Shape g = sl.g;
+          T* const out = sl.array[dst];
+          walk_tile<BlockX, BlockY, Rows, Rank>(
+              it.bx, it.t, sl.array[src], sl.b, g,
+              [&](std::int64_t at, const Vec16<T>& rhs, const VectorStar<T, Rank>& star) {
+                sync_update_vector(s, out, at, rhs, star);
+              });
+          if (it.sides != 0) nvshmem_push<BlockX, BlockY, Rank>(sl, it, dst, per_pe, launch.me, direct != 0);
+        }
+      },
+      [&](int src) {
+        const auto sweeps = static_cast<unsigned long long>(loop.sweeps);
+        arith::bits_t<T> best = 0;
+        for (std::int64_t v = blockIdx.x; v < launch.items; v += gridDim.x) {
+          const PeerItem it = peer_item(launch, v, Rank);
+          const PeerSlab<T>& sl = launch.slabs[it.slab];
+          if (it.flagged != 0 &&
+              !nvshmem_wait<BlockY, Rank>(sl, it, sweeps, launch, per_pe, failed, plan.barrier_timeout_ns))
+            break;
+          const Shape g = sl.g;
+          fold_tile_residual<BlockX, BlockY, Rows>(best, it.bx, it.t, s, sl.array[src], sl.b, g);
+        }
+        return best;
+      });
+}
+
+}  // namespace detail
+
+//! Jacobi on the slabs of a box, one process (PE) per GPU, no host in the loop (see the file
+//! comment). `devices` names the GPU of each slab this process holds: its PE's device, once per
+//! slab (the same count on every PE); the box is split into that many slabs per PE, PE p holding
+//! the p-th run. The controller is `Fixed` (a check every M sweeps).
+template <class Stencil_, int X, int Y, int Rows>
+class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public detail::SlabSolverBase<Stencil_> {
+  static_assert(is_stencil_v<Stencil_>, "relax::MultiSolver<Stencil, Strategy, Comm>: Stencil is not a stencil");
+  static_assert(Stencil_::radius == 1, "relax::MultiSolver<Stencil, DeviceLoop<Sync>, Nvshmem>: radius-1 stencils only");
+  using Base = detail::SlabSolverBase<Stencil_>;
+
+ public:
+  using Stencil = Stencil_;
+  using Strategy = DeviceLoop<SyncTile<X, Y, Rows>>;
+  using Comm = Nvshmem;
+  using value_type = typename Stencil::value_type;
+  static constexpr int halo = 1;  //!< one row (plane) from each neighbour, every sweep
+
+  //! Collective: every PE constructs its solver with the same box, stencil, controller, options,
+  //! `comm` and count of `devices`.
+  //! \throws std::logic_error when no `NvshmemRuntime` is running; relax::invalid_argument for
+  //!         bad extents, devices (not this PE's device, or a count that differs between PEs),
+  //!         controller, options or `comm`; relax::unavailable_error without cooperative launch.
+  MultiSolver(const Extents& global, std::vector<int> devices, Stencil stencil, Fixed controller = {},
+              SolveOptions options = {}, Nvshmem comm = {})
+      : Base(global, devices, stencil, controller, options, halo, placement(global, devices)), comm_(comm),
+        pes_(nvshmem_n_pes()), me_(nvshmem_my_pe()) {
+    detail::require(comm_.timeout_ns > 0 && comm_.timeout_ns <= 3'600'000'000'000ull, "comm.timeout_ns", comm_.timeout_ns,
+                    "a time limit for every wait, more than 0 and at most an hour");
+    detail::require(comm_.silent_subdomain >= -1 && comm_.silent_subdomain < this->size(), "comm.silent_subdomain",
+                    comm_.silent_subdomain, "-1 or a sub-domain");
+    detail::require(comm_.silent_subdomain < 0 || this->size() > 1, "comm.silent_subdomain", comm_.silent_subdomain,
+                    "-1 with one sub-domain (it has no neighbour to keep waiting)");
+    detail::require(this->size() < (1 << detail::peer_stall_bits), "devices", this->size(), "fewer sub-domains than 2^20");
+    detail::require_cooperative_launch("relax::MultiSolver<DeviceLoop<Sync>, Nvshmem>",
+                                       "relax::HostCopy with a launch-based strategy");
+    const Extents& e = this->decomposition_.global();
+    const detail::Shape whole{e.nx, e.ny, e.rank == 3 ? e.nz : 1, 0, 0, {}};
+    deep_ = Rows != 1;
+    if constexpr (Rows == dynamic)
+      deep_ = Sweeper<SyncTile<X, Y, Rows>>::template deep_rows_fill_device<Stencil::rank, value_type>(whole);
+    kernel_ = deep_ ? detail::nvshmem_sync_kernel<X, Y, deep_rows, Stencil, value_type>
+                    : detail::nvshmem_sync_kernel<X, Y, 1, Stencil, value_type>;
+    cudaFuncAttributes attributes{};  // loaded now: a collective launch must not wait on a module load
+    RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel_));
+    shared_bytes_ = static_cast<std::size_t>(this->held()) * sizeof(Slabs);
+    detail::require(shared_bytes_ <= 48 * 1024, "devices", this->held(),
+                    ("at most " + std::to_string(48 * 1024 / sizeof(Slabs)) +
+                     " sub-domains on one PE (its table of them is in shared memory)").c_str());
+    resident_ = detail::resident_blocks(kernel_, X * Y, shared_bytes_, "MultiSolver<DeviceLoop<SyncTile>, Nvshmem>");
+    Slabs probe{};
+    detail::peer_tile(probe, detail::shape_of(this->part(this->first()).scratch.layout()), Stencil::rank,
+                      X * detail::Vec16<value_type>::width, Y, 1);
+    band_items_ = probe.band_items;
+    // Symmetric, so collective in this order on every PE: each held slab's signal words (one per
+    // tile of each edge band), the board, the reduction's scratch.
+    for (int k = 0; k < this->held(); ++k)
+      flags_.push_back(detail::symmetric_buffer<unsigned long long>(static_cast<std::size_t>(2 * band_items_)));
+    board_ = detail::symmetric_buffer<Words>(1);
+    reduce_ = detail::symmetric_buffer<unsigned long long>(2);
+  }
+
+  //! The PEs of the solve, and this one.
+  int pes() const { return pes_; }
+  int pe() const { return me_; }
+  //! Whether the last solve stored its halos through NVSHMEM's mappings (`Nvshmem::store_when_mapped`
+  //! and every neighbour mapped) rather than putting them with a signal.
+  bool stored_directly() const { return direct_; }
+
+  //! Solves A u = b from the initial guess in `u` (its global ring the boundary values) in one
+  //! collective launch; on return every held slab's owned rows hold the last iterate. Collective:
+  //! every PE calls it with its grids made by its solver. Blocks until the solve is done.
+  //! \throws relax::device_loop_error when a wait did not complete (naming the sub-domain or the
+  //!         PE that did not signal).
+  SolveReport solve(DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
+    const auto started = std::chrono::steady_clock::now();
+    this->begin(u, b);
+    SolveReport report;
+    report.rhs_norm = global_rhs_norm(u, b);  // blocks: begin()'s copies are done
+    detail::DeviceLoopPlan plan;
+    plan.stop = criterion(this->options_);
+    plan.rhs_norm = report.rhs_norm;
+    plan.check_every = this->controller_.sweeps_before_check();
+    plan.history_capacity =
+        this->options_.record_history ? detail::tile_count(this->options_.max_sweeps, plan.check_every) : 0;
+    plan.barrier_timeout_ns = comm_.timeout_ns;
+    const cudaStream_t stream = stream_.get();
+    // Every PE is past its last solve (its puts delivered) before any resets its words, and all
+    // have reset them before any kernel signals into them.
+    nvshmemx_barrier_all_on_stream(stream);
+    workspace_.reserve(1, plan.history_capacity);
+    workspace_.reset(stream);
+    RELAX_CUDA_CHECK(cudaMemsetAsync(board_.data(), 0, sizeof(Words), stream));
+    for (auto& f : flags_) RELAX_CUDA_CHECK(cudaMemsetAsync(f.data(), 0, f.bytes(), stream));
+    direct_ = comm_.store_when_mapped && neighbours_mapped();
+    for (int k = 0; k < this->held(); ++k) host_table_.data()[k] = describe(this->first() + k, u, b);
+    const auto [edge_items, items] = detail::peer_number(host_table_.data(), static_cast<std::size_t>(this->held()));
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(table_.data(), host_table_.data(), shared_bytes_, cudaMemcpyHostToDevice, stream));
+    nvshmemx_barrier_all_on_stream(stream);
+    detail::PeerLaunch<value_type> args{table_.data(), this->held(), edge_items, items, board_.data(), nullptr, pes_, me_};
+    int per_pe = this->held();
+    auto* state = workspace_.state();
+    auto* reports = workspace_.reports();
+    auto* history = workspace_.history();
+    auto stencil = this->stencil_;
+    int direct = direct_ ? 1 : 0;
+    void* pointers[] = {&stencil, &args, &per_pe, &direct, &plan, &state, &reports, &history};
+    const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(items, resident_)));
+    const int launched = nvshmemx_collective_launch(reinterpret_cast<const void*>(kernel_), dim3(blocks), dim3(X, Y),
+                                                    pointers, shared_bytes_, stream);
+    if (launched != 0) {
+      RELAX_CUDA_CHECK(cudaGetLastError());
+      throw nvshmem_error("relax: nvshmemx_collective_launch failed with status " + std::to_string(launched));
+    }
+    nvshmemx_barrier_all_on_stream(stream);  // every PE's puts of the last sweep are delivered
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(host_words_.data(), board_.data(), sizeof(Words), cudaMemcpyDeviceToHost, stream));
+    const detail::DeviceLoopResult r = workspace_.read(stream, this->options_.record_history);
+    if (workspace_.failed()) throw device_loop_error("relax::MultiSolver<DeviceLoop<Sync>, Nvshmem>: " + stalled() +
+                                                     " did not complete within " +
+                                                     std::to_string(comm_.timeout_ns / 1'000'000) + " ms");
+    if (r.in_scratch)
+      for (int s = this->first(); s < this->first() + this->held(); ++s) u.part(s).swap(this->part(s).scratch);
+    report = detail::device_loop_report(r, report.rhs_norm, plan.check_every, this->options_.max_sweeps,
+                                        this->options_.record_history, workspace_);
+    report.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    return report;
+  }
+
+ private:
+  using Slabs = detail::PeerSlab<value_type>;
+  using Words = detail::PeerLaunchWords<value_type>;
+  static constexpr int deep_rows = Rows == dynamic ? tuning::sync_deep_rows : Rows;
+  using Kernel = void (*)(Stencil, detail::PeerLaunch<value_type>, int, int, detail::DeviceLoopPlan,
+                          detail::DeviceLoopState<value_type>*, detail::DeviceLoopStepReport<value_type>*,
+                          arith::bits_t<value_type>*);
+
+  // This PE's slabs of the decomposition, in symmetric memory of the largest slab's size. Checks
+  // first, with every PE (collectively), that NVSHMEM runs, that `devices` names this PE's GPU and
+  // that every PE holds as many slabs.
+  static typename Base::Placement placement(const Extents& global, const std::vector<int>& devices) {
+    const NvshmemRuntime* runtime = NvshmemRuntime::active();
+    if (runtime == nullptr)
+      throw std::logic_error("relax::MultiSolver<Nvshmem>: NVSHMEM is not running (create a relax::NvshmemRuntime first)");
+    detail::require(!devices.empty(), "devices", "none", "at least one sub-domain on this PE");
+    for (int d : devices)
+      detail::require(d == runtime->device(), "devices", d,
+                      ("this PE's device, " + std::to_string(runtime->device()) + ", for each of its sub-domains").c_str());
+    const int pes = runtime->pes();
+    detail::require(pes <= detail::peer_max_launches, "PEs", pes,
+                    ("at most " + std::to_string(detail::peer_max_launches) + " PEs (the width of the norm board)").c_str());
+    const auto per_pe = static_cast<unsigned long long>(devices.size());
+    if (pes > 1) {
+      DeviceBuffer<unsigned long long> scratch = detail::symmetric_buffer<unsigned long long>(4);
+      const Stream stream;
+      const auto most = detail::nvshmem_max({per_pe, ~per_pe}, scratch, stream.get());
+      detail::require(most[0] == per_pe && ~most[1] == per_pe, "devices", static_cast<std::int64_t>(per_pe),
+                      "as many sub-domains on every PE");
+    }
+    global.validate();
+    const int parts = static_cast<int>(per_pe) * pes;
+    const Decomposition whole(global, parts, halo);
+    std::size_t largest = 0;
+    for (int s = 0; s < parts; ++s)
+      largest = std::max(largest, static_cast<std::size_t>(whole[s].template layout<value_type>().size()));
+    typename Base::Placement p;
+    p.parts = parts;
+    p.first = runtime->pe() * static_cast<int>(per_pe);
+    p.allocate = [largest](const GridLayout& l) {
+      return DeviceGrid<value_type>(l, detail::symmetric_buffer<value_type>(largest));
+    };
+    return p;
+  }
+
+  // The PE of sub-domain s.
+  int pe_of(int s) const { return s / this->held(); }
+
+  // Whether NVSHMEM maps the memory of every PE a held slab has a neighbour on into this GPU's
+  // address space (the symmetric heap is mapped whole, or not at all).
+  bool neighbours_mapped() {
+    for (int s = this->first(); s < this->first() + this->held(); ++s)
+      for (int n : {s - 1, s + 1})
+        if (n >= 0 && n < this->size() && nvshmem_ptr(board_.data(), pe_of(n)) == nullptr) return false;
+    return true;
+  }
+
+  // How this PE's kernel reaches `symmetric` on PE `pe`: through NVSHMEM's mapping when the
+  // halos are stored directly, else the symmetric address itself (the target of a put).
+  template <class U>
+  U* reach(U* symmetric, int pe) const {
+    return direct_ ? static_cast<U*>(nvshmem_ptr(symmetric, pe)) : symmetric;
+  }
+
+  // ‖b‖ over every PE's slabs: the max of the bits of |‖b‖| (NaN above every number, as in
+  // `collect_max`).
+  double global_rhs_norm(const DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
+    const auto mine = static_cast<value_type>(this->rhs_norm(u, b));
+    if (pes_ == 1) return static_cast<double>(mine);
+    const auto most = detail::nvshmem_max({static_cast<unsigned long long>(arith::abs_bits(mine))}, reduce_, stream_.get());
+    return static_cast<double>(arith::from_bits<value_type>(static_cast<arith::bits_t<value_type>>(most[0])));
+  }
+
+  // Slab s as the kernel sees it: its neighbours' arrays are the symmetric addresses of the slab
+  // held here at the neighbour's place among its PE's slabs (all PEs allocate alike), at the
+  // neighbour's own lead (or NVSHMEM's mapping of them, `reach`).
+  Slabs describe(int s, DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
+    const Slab& me = this->decomposition_[s];
+    const int per_pe = this->held();
+    Slabs t{};
+    t.array[0] = u.part(s).origin();
+    t.array[1] = this->part(s).scratch.origin();
+    t.b = b.part(s).origin();
+    t.g = detail::shape_of(u.part(s).layout());
+    const std::int64_t step = Stencil::rank == 2 ? t.g.pitch : t.g.plane;
+    const std::int64_t along = Stencil::rank == 2 ? t.g.ny : t.g.nz;
+    for (int side = 0; side < 2; ++side) {
+      const bool has = side == 0 ? me.has_prev : me.has_next;
+      const int n = side == 0 ? s - 1 : s + 1;
+      t.neighbour[side] = has ? n : -1;
+      if (!has) continue;
+      const int twin = this->first() + n % per_pe;
+      const GridLayout theirs_layout = this->decomposition_[n].template layout<value_type>();
+      t.out[side][0] = reach(u.part(twin).data(), pe_of(n)) + theirs_layout.lead;
+      t.out[side][1] = reach(this->part(twin).scratch.data(), pe_of(n)) + theirs_layout.lead;
+      const detail::Shape theirs = detail::shape_of(theirs_layout);
+      t.shift[side] = side == 0 ? (Stencil::rank == 2 ? theirs.ny : theirs.nz) * step : -along * step;
+      t.inbound[side] = flags_[static_cast<std::size_t>(s - this->first())].data() + side * band_items_;
+      t.outbound[side] = reach(flags_[static_cast<std::size_t>(twin - this->first())].data(), pe_of(n)) + (1 - side) * band_items_;
+    }
+    detail::peer_tile(t, t.g, Stencil::rank, X * detail::Vec16<value_type>::width, Y, deep_ ? deep_rows : 1);
+    t.index = s;
+    t.silent = comm_.silent_subdomain == s ? 1 : 0;
+    return t;
+  }
+
+  // What the words say of a failed solve.
+  std::string stalled() const {
+    const Words& w = host_words_.data()[0];
+    if (w.stalled != 0) {
+      const unsigned long long key = ~w.stalled;
+      return "sub-domain " + std::to_string(key & ((1ull << detail::peer_stall_bits) - 1)) +
+             " never put its edge rows of sweep " + std::to_string(key >> detail::peer_stall_bits);
+    }
+    if (w.stalled_launch != 0) return "PE " + std::to_string(w.stalled_launch - 1) + " never posted its norm";
+    return "a grid barrier";
+  }
+
+  Nvshmem comm_;
+  int pes_ = 1, me_ = 0;
+  bool deep_ = false;
+  bool direct_ = false;  // this solve stores its halos through NVSHMEM's mappings
+  Kernel kernel_ = nullptr;
+  std::size_t shared_bytes_ = 0;
+  std::int64_t resident_ = 0;
+  std::int64_t band_items_ = 0;  // tiles of an edge band, the same in every slab
+  Stream stream_;
+  DeviceLoopWorkspace<value_type> workspace_;
+  DeviceBuffer<Slabs> table_{static_cast<std::size_t>(this->held())};
+  PinnedBuffer<Slabs> host_table_{static_cast<std::size_t>(this->held())};
+  PinnedBuffer<Words> host_words_{1};
+  std::vector<DeviceBuffer<unsigned long long>> flags_;  // each held slab's signal words (symmetric)
+  DeviceBuffer<Words> board_;                            // the norms of every PE's checks (symmetric)
+  DeviceBuffer<unsigned long long> reduce_;              // ‖b‖'s reduction (symmetric)
+};
+
+}  // namespace relax
