@@ -1,7 +1,8 @@
 // k sub-domains against one (issue 15): µs per sweep of a fixed-sweep solve (checks every 8,
 // tol 1e-30) with relax::MultiSolver on k slabs of the same GPU (k = 1 is one slab, the
 // decomposition's own path) and with the single-domain Solver of the same strategy, at 256² and
-// 16384² (2D) and 512³ (3D): host-controlled (HostCopy with Sync and with the column stream) and
+// 16384² (2D) and 512³ (3D): host-controlled (HostCopy with Sync, with and without the exchange
+// overlapped with interior compute, and with the column stream) and
 // CPU-free (PeerStore with DeviceLoop<Sync>, one kernel for both slabs, and one kernel per slab);
 // with NCCL (built where NCCL is found), one rank per GPU: its one-rank cost on one GPU.
 // The figures `multi_virtual2_*_host` and `multi_virtual2_*_cpufree` come from these rows
@@ -51,6 +52,8 @@ void register_sweeps(const std::string& name, std::int64_t n, std::int64_t sweep
   add(comm + "/k:1", 1, 0);
   if (!one_per_gpu) add(comm + "/k:2", 2, 0);
   if (peer) add(comm + "_apart/k:2", 2, 0, 1);
+  if constexpr (std::is_same_v<Comm, relax::HostCopy> && relax::detail::is_sync_tile<Strategy>::value)
+    add(comm + "_overlap/k:2", 2, 0, 1);  // the exchange overlapped with interior compute
   if (const int gpus = relax::device_count(); gpus > 1) add(comm + "/gpus:" + std::to_string(gpus), gpus, 1);
 }
 

@@ -2,8 +2,8 @@
 // The multi-sub-domain benchmarks' row (benchmarks/multi.cu, benchmarks/nvshmem.cu): µs per sweep
 // of a fixed-sweep solve (checks every 8, tol 1e-30) of the box n² (n³ in 3D) with b = 1, by the
 // single-domain Solver or a MultiSolver of the Comm policy. Args: n, sub-domains (0: the
-// single-domain Solver), sweeps, spread (slab s on GPU s), variant (BenchComm: PeerStore's kernel
-// per slab).
+// single-domain Solver), sweeps, spread (slab s on GPU s), variant (BenchComm: HostCopy's overlap,
+// PeerStore's kernel per slab).
 #include "bench_support.hpp"
 
 #include <relax/core/cuda_check.hpp>
@@ -16,11 +16,19 @@
 
 namespace relax::bench {
 
-// The Comm settings of a row's variant (Arg 4, 0 or 1): PeerStore's one kernel per slab; a
-// benchmark may specialise it for its Comm policy.
+// The Comm settings of a row's variant (Arg 4, 0 or 1): HostCopy's overlap, PeerStore's one kernel
+// per slab; a benchmark may specialise it for its Comm policy.
 template <class Comm>
 struct BenchComm {
   static Comm make(bool) { return Comm{}; }
+};
+template <>
+struct BenchComm<relax::HostCopy> {
+  static relax::HostCopy make(bool overlap) {
+    relax::HostCopy comm;
+    comm.overlap = overlap;
+    return comm;
+  }
 };
 template <>
 struct BenchComm<relax::PeerStore> {

@@ -1,8 +1,9 @@
 // NVSHMEM with one process per GPU (issue 15): µs per sweep of the CPU-free solve
 // MultiSolver<S, DeviceLoop<Sync>, Nvshmem> with k = 1 and 2 sub-domains on this process's PE
 // (halos stored through NVSHMEM's mapping, and, rows `nvshmem_put`, every halo a put-with-signal:
-// on one PE, to itself), against the single-domain DeviceLoop<Sync> Solver in the same run (the
-// same relocatable build), at 256² and 16384² (2D) and 512³ (3D). The figures
+// on one PE, to itself), at 256² and 16384² (2D) and 512³ (3D), and the single-domain
+// DeviceLoop<Sync> Solver of this relocatable build (rows `one_domain_rdc`; relax_bench_multi's
+// `one_domain` rows are the same solve built without relocatable device code). The figures
 // `multi_nvshmem_k*_overhead_pct_*` come from these rows (benchmarks/report.py). Run it alone
 // (one PE) or under `mpirun -np P` (the rows of PE 0 are reported); large boxes need a symmetric
 // heap that holds their grids (NVSHMEM_SYMMETRIC_SIZE, e.g. 16G).
@@ -41,7 +42,7 @@ void register_rows(const std::string& name, std::int64_t n, std::int64_t sweeps)
         ->Args({n, parts, sweeps, 0, put})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)
         ->ReportAggregatesOnly(true);
   };
-  add("one_domain", 0, 0);
+  add("one_domain_rdc", 0, 0);  // this build's; `relax_bench_multi` has the other's
   for (int k : {1, 2}) {
     add("nvshmem/k:" + std::to_string(k), k, 0);      // stores where mapped (on one GPU: everywhere)
     add("nvshmem_put/k:" + std::to_string(k), k, 1);  // puts with a signal

@@ -162,6 +162,13 @@ def figures(rows, runs):
             one, two = min(whole)
             f[f"multi_virtual2_overhead_pct_{key}_host"] = round((two / one - 1) * 100, 2)
             f[f"multi_virtual2_us_per_sweep_{key}_host"] = round(two, 2)
+        # HostCopy with the exchange overlapped with interior compute (Sync): k = 2 against k = 1,
+        # and against k = 2 without the overlap.
+        base, plain = rows.get(f"multi_sweep/host_copy/k:1/Sync/N:{n}"), rows.get(f"multi_sweep/host_copy/k:2/Sync/N:{n}")
+        if (over := rows.get(f"multi_sweep/host_copy_overlap/k:2/Sync/N:{n}")) and base and plain:
+            f[f"multi_virtual2_overhead_pct_{key}_host_overlap"] = round((over["us_per_sweep"] / base["us_per_sweep"] - 1) * 100, 2)
+            f[f"multi_virtual2_us_per_sweep_{key}_host_overlap"] = round(over["us_per_sweep"], 3)
+            f[f"multi_virtual2_overlap_gain_pct_{key}_host"] = round((plain["us_per_sweep"] / over["us_per_sweep"] - 1) * 100, 2)
         # NCCL with one rank (one GPU) against the single-domain solve of the same strategy.
         for name, row in rows.items():
             if m := re.fullmatch(rf"multi_sweep/nccl/k:1/(\w+)/N:{n}", name):
@@ -170,8 +177,13 @@ def figures(rows, runs):
                         (row["us_per_sweep"] / base["us_per_sweep"] - 1) * 100, 2)
         # NVSHMEM, one process per GPU (benchmarks/nvshmem.cu): k = 1 and 2 sub-domains on one PE
         # (every halo a put-with-signal) against the single-domain DeviceLoop<Sync> of that run.
-        # Rows `nvshmem` store the halos through NVSHMEM's mapping, `nvshmem_put` put them.
-        if one := rows.get(f"multi_sweep/one_domain/DeviceLoop_Sync/N:{n}"):
+        # Rows `nvshmem` store the halos through NVSHMEM's mapping, `nvshmem_put` put them; the
+        # baseline is relax_bench_multi's single-domain row (built without relocatable device
+        # code: pass both JSON files), and `one_domain_rdc` the same solve in the NVSHMEM build.
+        if (one := rows.get(f"multi_sweep/one_domain/DeviceLoop_Sync/N:{n}")) and (
+                rdc := rows.get(f"multi_sweep/one_domain_rdc/DeviceLoop_Sync/N:{n}")):
+            f[f"multi_rdc_overhead_pct_{key}_one_domain"] = round((rdc["us_per_sweep"] / one["us_per_sweep"] - 1) * 100, 2)
+        if one:
             for who in ("nvshmem", "nvshmem_put"):
                 for k in ("1", "2"):
                     if row := rows.get(f"multi_sweep/{who}/k:{k}/DeviceLoop_Sync/N:{n}"):

@@ -1,7 +1,8 @@
 // Jacobi on k sub-domains on one GPU (the device named k times): sweeps, checks, ρ, status and
 // every owned point bit for bit those of the single-domain solve, 2D and 3D, square and
-// rectangular boxes, host-controlled with HostCopy (Sync, an exchange every sweep, and
-// TemporalBlock<D, ColumnStream>, a D-row halo every D sweeps) and CPU-free with PeerStore
+// rectangular boxes, host-controlled with HostCopy (Sync, an exchange every sweep, with and
+// without its overlap with interior compute, and TemporalBlock<D, ColumnStream>, a D-row halo
+// every D sweeps) and CPU-free with PeerStore
 // (DeviceLoop<Sync>: one kernel for all sub-domains, and one kernel per sub-domain); bad devices
 // and a split too thin for its halo refused with a message; a sub-domain that never signals ends
 // the solve with an error naming it; many short solves lose or repeat no halo.
@@ -54,6 +55,32 @@ TEST_CASE("k sub-domains on one GPU solve as one, bit for bit (Sync, HostCopy)",
   check_split_equals_whole<relax::Sync>(Extents(70, 4), s, 4);  // one-row sub-domains
 }
 
+TEST_CASE("k sub-domains on one GPU solve as one with the exchange overlapping interior compute (Sync, HostCopy)",
+          "[multi][host_copy][overlap]") {
+  relax::HostCopy overlap;
+  overlap.overlap = true;
+  const relax::Stencil5<float> s(10.0);
+  for (int parts : {1, 2, 3, 4}) {
+    for (std::int64_t n : {70, 257})
+      check_split_equals_whole<relax::Sync>(Extents(n, n), s, parts, 8, 400, overlap);
+    check_split_equals_whole<relax::Sync>(Extents(1000, 70), s, parts, 8, 400, overlap);
+    check_split_equals_whole<relax::Sync>(Extents(33, 517), s, parts, 5, 37, overlap);
+    check_split_equals_whole<relax::Sync>(Extents(40, 40, 40), relax::Stencil7<float>(1.0), parts, 8, 400, overlap);
+    check_split_equals_whole<relax::Sync>(Extents(33, 17, 29), relax::Stencil7<double>(10.0), parts, 8, 400, overlap);
+  }
+  check_split_equals_whole<relax::Sync>(Extents(70, 4), s, 4, 8, 400, overlap);   // one-row slabs: edges only
+  check_split_equals_whole<relax::Sync>(Extents(70, 6), s, 3, 8, 400, overlap);   // two-row slabs
+  check_split_equals_whole<relax::Sync>(Extents(9, 5, 4), relax::Stencil7<float>(10.0), 4, 8, 400, overlap);
+  check_split_equals_whole<relax::Sync>(Extents(1, 1), s, 1, 8, 400, overlap);
+}
+
+TEST_CASE("the overlapped exchange on small boxes, for the sanitizers", "[multi][host_copy][overlap][sanitize]") {
+  relax::HostCopy overlap;
+  overlap.overlap = true;
+  check_split_equals_whole<relax::Sync>(Extents(70, 33), relax::Stencil5<float>(10.0), 3, 4, 24, overlap);
+  check_split_equals_whole<relax::Sync>(Extents(20, 9, 7), relax::Stencil7<float>(1.0), 2, 2, 10, overlap);
+}
+
 TEST_CASE("k sub-domains on one GPU solve as one with a D-row halo (TemporalBlock<D, ColumnStream>, HostCopy)",
           "[multi][host_copy]") {
   const relax::Stencil5<float> s(10.0);
@@ -85,6 +112,10 @@ TEST_CASE("the host-controlled multi-sub-domain solver refuses bad devices, grid
   relax::SolveOptions overlapped;
   overlapped.checks = relax::CheckMode::overlapped;
   CHECK_THROWS_WITH(Multi(e, {0, 0}, s, relax::Fixed(8), overlapped), Catch::Contains("options.checks"));
+  relax::HostCopy overlap;
+  overlap.overlap = true;
+  CHECK_THROWS_WITH(Multi(e, {0, 0}, s, relax::Fixed(8), {}, overlap),
+                    Catch::Contains("comm.overlap") && Catch::Contains("Sync"));
 }
 
 namespace {

@@ -35,7 +35,12 @@ namespace relax {
 
 //! The Comm policy of the host-controlled multi-sub-domain solver: the host queues the halo copies
 //! after every round of sweeps (`multi/host_copy.cuh`).
-struct HostCopy {};
+struct HostCopy {
+  //! Overlap the exchange with interior compute (Sync only): each slab sweeps its edge rows
+  //! first, the copies start as soon as those are done, and the rest of the slab is swept
+  //! meanwhile on a second stream. Off: a round is one launch per slab, then the copies.
+  bool overlap = false;
+};
 
 //! The Comm policy of the CPU-free multi-sub-domain solver (`multi/peer_store.cuh`): the kernel
 //! stores its edge rows straight into the neighbours' halos (through peer pointers across
@@ -88,6 +93,16 @@ inline void require_devices(const std::vector<int>& devices) {
   for (int d : devices)
     require(d >= 0 && d < count, "devices", d,
             count == 0 ? "a CUDA device, but none is present" : "indices of CUDA devices present here");
+}
+
+//! What the CPU-free Comm policies (`PeerStore`, `Nvshmem`) take for their waits: a time limit for
+//! each, more than 0 and at most an hour, and the test hook's silent sub-domain, −1 or one of
+//! `subdomains`.
+inline void require_wait_settings(std::uint64_t timeout_ns, int silent_subdomain, int subdomains) {
+  require(timeout_ns > 0 && timeout_ns <= 3'600'000'000'000ull, "comm.timeout_ns", timeout_ns,
+          "a time limit for every wait, more than 0 and at most an hour");
+  require(silent_subdomain >= -1 && silent_subdomain < subdomains, "comm.silent_subdomain", silent_subdomain,
+          "-1 or a sub-domain");
 }
 
 }  // namespace detail

@@ -17,12 +17,15 @@
 //! So sweeps, checks, ρ and the owned rows equal the single-domain solve bit for bit. ‖b‖ is the
 //! max over the slabs' owned rows, with boundary values only from the global ring.
 //!
+//! With `HostCopy::overlap` (Sync), a round sweeps each slab's edge rows first (the rows its
+//! neighbours receive), on the slab's stream; the copies wait only for those, and the rest of the
+//! slab is swept on a second stream meanwhile, joined before the slab's next round and its check.
 //! The same solver with `Nccl` (`multi/nccl.cuh`) sends and receives the halos through NCCL
-//! instead (`detail::HaloExchange` is the part that differs). Not yet built: overlap of interior
-//! compute with the exchange, NVSHMEM, BlockAsync across slabs. The CPU-free form is
-//! `multi/peer_store.cuh`.
+//! instead (`detail::HaloExchange` is the part that differs). Not yet built: BlockAsync across
+//! slabs. The CPU-free forms are `multi/peer_store.cuh` and `multi/nvshmem.cuh`.
 
 #include <relax/multi/distributed.cuh>
+#include <relax/strategy/device_loop.hpp>
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/traits.hpp>
@@ -30,6 +33,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -145,11 +149,22 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
 
   //! A solver for the box `global` split into `devices.size()` slabs, slab s on `devices[s]`.
   //! \throws relax::invalid_argument for bad extents, devices, controller or options (overlapped
-  //!         checks included), or a slab thinner than the halo.
+  //!         checks included), a slab thinner than the halo, or `comm.overlap` with a strategy
+  //!         other than Sync.
   MultiSolver(const Extents& global, std::vector<int> devices, Stencil stencil, Fixed controller = {},
-              SolveOptions options = {})
+              SolveOptions options = {}, Comm comm = {})
       : Base(global, std::move(devices), stencil, controller, options, halo),
-        exchange_(this->decomposition_, this->devices_) {}
+        exchange_(this->decomposition_, this->devices_) {
+    if constexpr (std::is_same_v<Comm, HostCopy>) {
+      detail::require(!comm.overlap || detail::is_sync_tile<Strategy>::value, "comm.overlap", "true",
+                      "false with this strategy: the overlap of the exchange with interior compute is built for Sync");
+      if (comm.overlap)
+        for (int s = 0; s < this->size(); ++s) {
+          const detail::DeviceScope scope(this->device(s));
+          overlap_.push_back(std::make_unique<Overlap>());
+        }
+    }
+  }
 
   //! Solves A u = b from the initial guess in `u` (its global ring the boundary values); on return
   //! every slab's owned rows hold the last iterate (each slab's storage may have been exchanged
@@ -165,6 +180,15 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
       const std::int64_t batch = std::min(check_every, this->options_.max_sweeps - report.sweeps);
       for (std::int64_t done = 0; done < batch;) {
         const int sweeps = static_cast<int>(std::min<std::int64_t>(detail::exchange_depth<Strategy>::value, batch - done));
+        if constexpr (detail::is_sync_tile<Strategy>::value) {
+          if (!overlap_.empty()) {
+            overlapped_round(u, b);
+            exchange_.exchange(u, [&](int s) { return this->part(s).stream.get(); });
+            join_interiors();
+            done += sweeps;
+            continue;
+          }
+        }
         round(u, b, sweeps);
         exchange_.exchange(u, [&](int s) { return this->part(s).stream.get(); });
         done += sweeps;
@@ -198,6 +222,46 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
     }
   }
 
+  // What a slab adds to overlap its exchange: the stream of its interior, and the events that
+  // start it after the slab's round may begin and join it before the slab's next round.
+  struct Overlap {
+    Stream inner;
+    Event start, done;
+  };
+
+  // One Sync sweep on every slab with the exchange overlapped: the edge rows on the slab's stream
+  // (the exchange waits for those), the interior on its second stream.
+  void overlapped_round(DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
+    for (int s = 0; s < this->size(); ++s) {
+      const detail::DeviceScope scope(this->device(s));
+      auto& p = this->part(s);
+      Overlap& o = *overlap_[static_cast<std::size_t>(s)];
+      const Slab& me = this->decomposition_[s];
+      const GridLayout& l = u.part(s).layout();
+      const std::int64_t along = l.rank() == 3 ? l.nz() : l.ny();
+      exchange_.before_round(s, p.stream);
+      o.start.record(p.stream);
+      RELAX_CUDA_CHECK(cudaStreamWaitEvent(o.inner.get(), o.start.get(), 0));
+      const std::int64_t first_inner = me.has_prev ? 2 : 1, last_inner = me.has_next ? along - 1 : along;
+      Sweeper<Strategy>::sweep_rows(this->stencil_, u.part(s), p.scratch, b.part(s), first_inner,
+                                    std::max<std::int64_t>(0, last_inner - first_inner + 1), o.inner.get());
+      o.done.record(o.inner.get());
+      if (me.has_prev) Sweeper<Strategy>::sweep_rows(this->stencil_, u.part(s), p.scratch, b.part(s), 1, 1, p.stream);
+      if (me.has_next && (along > 1 || !me.has_prev))
+        Sweeper<Strategy>::sweep_rows(this->stencil_, u.part(s), p.scratch, b.part(s), along, 1, p.stream);
+      exchange_.after_round(s, p.stream);
+      u.part(s).swap(p.scratch);
+    }
+  }
+
+  // Every slab's stream waits for its interior (after the exchange's copies are queued on it).
+  void join_interiors() {
+    for (int s = 0; s < this->size(); ++s) {
+      const detail::DeviceScope scope(this->device(s));
+      RELAX_CUDA_CHECK(cudaStreamWaitEvent(this->part(s).stream.get(), overlap_[static_cast<std::size_t>(s)]->done.get(), 0));
+    }
+  }
+
   // ρ's numerator: the max over the slabs of the residual over their whole local boxes (after an
   // exchange, every local point's residual is the global one).
   double residual_norm(const DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
@@ -209,6 +273,7 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
   }
 
   detail::HaloExchange<Comm> exchange_;
+  std::vector<std::unique_ptr<Overlap>> overlap_;  // one per slab with HostCopy::overlap, else none
 };
 
 }  // namespace relax

@@ -348,7 +348,7 @@ struct NvshmemLoopCounters : DeviceLoopCounters<T> {
 //! The CPU-free Sync loop of one PE over its slabs, halos through NVSHMEM (see the file comment).
 //! Its dynamic shared memory holds the table of its slabs, as `peer_sync_kernel`'s.
 template <int BlockX, int BlockY, int Rows, class S, class T>
-__global__ void __launch_bounds__(BlockX* BlockY, tuning::nvshmem_blocks_per_sm)
+__global__ void __launch_bounds__(BlockX* BlockY, tuning::nvshmem_blocks_per_sm<S::rank>)
     nvshmem_sync_kernel(S s, PeerLaunch<T> launch, int per_pe, int direct, DeviceLoopPlan plan,
                         DeviceLoopState<T>* state, DeviceLoopStepReport<T>* reports, arith::bits_t<T>* history) {
   constexpr int Rank = S::rank;
@@ -420,10 +420,7 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
               SolveOptions options = {}, Nvshmem comm = {})
       : Base(global, devices, stencil, controller, options, halo, placement(global, devices)), comm_(comm),
         pes_(nvshmem_n_pes()), me_(nvshmem_my_pe()) {
-    detail::require(comm_.timeout_ns > 0 && comm_.timeout_ns <= 3'600'000'000'000ull, "comm.timeout_ns", comm_.timeout_ns,
-                    "a time limit for every wait, more than 0 and at most an hour");
-    detail::require(comm_.silent_subdomain >= -1 && comm_.silent_subdomain < this->size(), "comm.silent_subdomain",
-                    comm_.silent_subdomain, "-1 or a sub-domain");
+    detail::require_wait_settings(comm_.timeout_ns, comm_.silent_subdomain, this->size());
     detail::require(comm_.silent_subdomain < 0 || this->size() > 1, "comm.silent_subdomain", comm_.silent_subdomain,
                     "-1 with one sub-domain (it has no neighbour to keep waiting)");
     detail::require(this->size() < (1 << detail::peer_stall_bits), "devices", this->size(), "fewer sub-domains than 2^20");

@@ -305,10 +305,7 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
   MultiSolver(const Extents& global, std::vector<int> devices, Stencil stencil, Fixed controller = {},
               SolveOptions options = {}, PeerStore comm = {})
       : Base(global, std::move(devices), stencil, controller, options, halo), comm_(comm) {
-    detail::require(comm_.timeout_ns > 0 && comm_.timeout_ns <= 3'600'000'000'000ull, "comm.timeout_ns", comm_.timeout_ns,
-                    "a time limit for every wait, more than 0 and at most an hour");
-    detail::require(comm_.silent_subdomain >= -1 && comm_.silent_subdomain < this->size(), "comm.silent_subdomain",
-                    comm_.silent_subdomain, "-1 or a sub-domain");
+    detail::require_wait_settings(comm_.timeout_ns, comm_.silent_subdomain, this->size());
     detail::require(this->size() < (1 << detail::peer_stall_bits), "devices", this->size(),
                     "fewer sub-domains than 2^20");
     detail::require(comm_.kernels_per_device >= 1, "comm.kernels_per_device", comm_.kernels_per_device,

@@ -18,6 +18,7 @@
 #include <relax/strategy/tuning.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace relax {
 
@@ -79,6 +80,40 @@ struct Sweeper<SyncTile<BlockX, BlockY, Rows>> {
     } else {
       launch<Rows>(s, u, scratch, b, batch.sweeps, stream);
     }
+  }
+
+  //! One synchronous sweep of the storage rows (planes, in 3D) `first` .. `first + count - 1` of
+  //! `u` into the same rows of `out`; the other rows of `out` stay as they are, and nothing is
+  //! swapped. The points are those of `run`'s sweep, bit for bit: a host-controlled multi-slab
+  //! solve sweeps its edge rows first and its interior while the halos travel.
+  //! \throws relax::invalid_argument for rows outside the interior.
+  template <class S, class T>
+  static void sweep_rows(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out, const DeviceGrid<T>& b,
+                         std::int64_t first, std::int64_t count, cudaStream_t stream) {
+    static_assert(is_stencil_v<S>, "relax::Sweeper<Sync>: S is not a stencil (is_stencil_v)");
+    static_assert(S::radius == 1, "relax::Sweeper<Sync>: only radius-1 stencils are supported");
+    detail::require_layout(out.layout(), u.layout(), "out");
+    detail::require_layout(b.layout(), u.layout(), "b");
+    detail::require_rank(u.layout(), S::rank, "u");
+    const detail::Shape whole = detail::shape_of(u.layout());
+    const std::int64_t along = S::rank == 3 ? whole.nz : whole.ny;
+    detail::require(first >= 1 && count >= 0 && first + count - 1 <= along, "rows", first,
+                    "rows of the interior (from 1 to the rows, planes in 3D, of the box)");
+    if (count == 0) return;
+    detail::Shape g = whole;  // the rows as a box of their own: its ring is the rows around them
+    (S::rank == 3 ? g.nz : g.ny) = count;
+    (S::rank == 3 ? g.origin.z : g.origin.y) += first - 1;
+    const std::int64_t shift = (first - 1) * (S::rank == 3 ? whole.plane : whole.pitch);
+    auto sweep = [&](auto rows) {
+      constexpr int R = decltype(rows)::value;
+      detail::sync_sweep_kernel<BlockX, BlockY, R><<<detail::walk_grid<BlockX, BlockY, R, S::rank, T>(g),
+                                                     dim3(BlockX, BlockY), 0, stream>>>(
+          s, u.origin() + shift, out.origin() + shift, b.origin() + shift, g);
+      RELAX_CUDA_CHECK_LAUNCH();
+    };
+    constexpr int deep = Rows == dynamic ? tuning::sync_deep_rows : Rows;
+    if (Rows != dynamic || deep_rows_fill_device<S::rank, T>(g)) sweep(std::integral_constant<int, deep>{});
+    else sweep(std::integral_constant<int, 1>{});
   }
 
   //! Whether `tuning::sync_deep_rows` rows per thread still leave enough blocks to fill the

@@ -42,15 +42,22 @@ inline constexpr bool stream_loop_reloads_rhs = true;
 inline constexpr int plane_stream_warps = 24;
 
 //! `MultiSolver<DeviceLoop<Sync>, Nvshmem>`: blocks per SM its kernel is compiled for (launch
-//! bounds; 1: no bound). NVSHMEM's device library needs relocatable device code, and there ptxas
+//! bounds), by rank. NVSHMEM's device library needs relocatable device code, and there ptxas
 //! gives the same PTX more registers: the single-domain `DeviceLoop<Sync>` kernels 80 to 96
-//! instead of 63 to 80 (CUDA 13.0), and the NVSHMEM kernel left to itself 96 (2D) and 120 to 128
-//! (3D), two blocks an SM, which measured +13% over the single-domain loop at 16384² with one
-//! sub-domain (2026-12-01, bench_nvshmem_v1.json, every halo a put-with-signal).
+//! instead of 63 to 80 (CUDA 13.0; that loop measured 1315 µs a sweep at 16384² in the relocatable
+//! build against 1105 in the other), and the NVSHMEM kernel left to itself 96 (2D) and 120 to 128
+//! (3D) registers, two blocks an SM. Measured on the H200, k = 1 and 2 sub-domains on one PE
+//! (2026-12-01, bench_nvshmem_v2_blocks{1,3,4}.json): at 16384², 1494 / 1223 / 1163 µs a sweep for
+//! 1 (no bound) / 3 / 4 blocks; at 512³, 694 / 680 / 803 (four blocks spill 150 bytes and more).
+inline constexpr int nvshmem_blocks_per_sm_2d = 4;
+inline constexpr int nvshmem_blocks_per_sm_3d = 3;
+//! The bound of a rank; `RELAX_TUNING_NVSHMEM_BLOCKS_PER_SM` sets both (for measuring).
+template <int Rank>
+inline constexpr int nvshmem_blocks_per_sm =
 #ifdef RELAX_TUNING_NVSHMEM_BLOCKS_PER_SM
-inline constexpr int nvshmem_blocks_per_sm = RELAX_TUNING_NVSHMEM_BLOCKS_PER_SM;
+    RELAX_TUNING_NVSHMEM_BLOCKS_PER_SM;
 #else
-inline constexpr int nvshmem_blocks_per_sm = 4;
+    Rank == 3 ? nvshmem_blocks_per_sm_3d : nvshmem_blocks_per_sm_2d;
 #endif
 
 //! `DeviceLoop<TemporalBlock<D, OnChip>>`: threads per block (one block per SM, one tile per
