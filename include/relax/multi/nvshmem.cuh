@@ -3,9 +3,9 @@
 //! Jacobi on several GPUs with one process (an NVSHMEM PE) per GPU and no host in the loop:
 //! `MultiSolver<S, DeviceLoop<Sync>, Nvshmem>`. Each process holds a run of the slabs (the same
 //! number on every PE) and runs one persistent kernel over them, launched collectively; the
-//! kernels move the halos with NVSHMEM put-with-signal and take the stop decision among
-//! themselves. This is the path to several nodes: NVSHMEM carries the puts over NVLink within a
-//! node and over the network between nodes.
+//! kernels move the halos through NVSHMEM (stores through its mapping where it maps the
+//! neighbour's memory, put-with-signal elsewhere) and take the stop decision among themselves.
+//! This is the path to several nodes: NVSHMEM carries the puts over the network between nodes.
 //!
 //! The kernel is `PeerStore`'s (`multi/peer_store.cuh`) with NVSHMEM as the transport:
 //! - one sweep takes the Sync walk's tiles of the PE's slabs, the edge bands first; after an edge
