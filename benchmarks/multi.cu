@@ -4,7 +4,8 @@
 // 16384² (2D) and 512³ (3D): host-controlled (HostCopy with Sync, with and without the exchange
 // overlapped with interior compute, and with the column stream) and
 // CPU-free (PeerStore with DeviceLoop<Sync>, one kernel for both slabs, and one kernel per slab);
-// with NCCL (built where NCCL is found), one rank per GPU: its one-rank cost on one GPU.
+// with NCCL (built where NCCL is found), one rank per GPU: its one-rank cost on one GPU; and
+// strong and weak scaling over the GPUs there are (rows multi_scaling/*: on one GPU, g = 1 only).
 // The figures `multi_virtual2_*_host` and `multi_virtual2_*_cpufree` come from these rows
 // (benchmarks/report.py).
 #include "multi_sweep.hpp"
@@ -42,11 +43,11 @@ void register_sweeps(const std::string& name, std::int64_t n, std::int64_t sweep
   constexpr bool peer = std::is_same_v<Comm, relax::PeerStore>;
   constexpr bool one_per_gpu = !peer && !std::is_same_v<Comm, relax::HostCopy>;
   const std::string comm = comm_name<Comm>();
-  auto add = [&](const std::string& who, int parts, int spread, int apart = 0) {
+  auto add = [&](const std::string& who, int parts, int spread, int apart = 0, int stretch = 1) {
     benchmark::RegisterBenchmark(("multi_sweep/" + who + "/" + name + "/N:" + std::to_string(n)).c_str(),
                                  multi_sweep<S, Strategy, Comm>)
-        ->Args({n, parts, sweeps, spread, apart})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)
-        ->ReportAggregatesOnly(true);
+        ->Args({n, parts, sweeps, spread, apart, stretch})->UseManualTime()->Unit(benchmark::kMillisecond)
+        ->Repetitions(3)->ReportAggregatesOnly(true);
   };
   if (!one_per_gpu) add("one_domain", 0, 0);  // NCCL's rows are read against HostCopy's registration
   add(comm + "/k:1", 1, 0);
@@ -55,6 +56,27 @@ void register_sweeps(const std::string& name, std::int64_t n, std::int64_t sweep
   if constexpr (std::is_same_v<Comm, relax::HostCopy> && relax::detail::is_sync_tile<Strategy>::value)
     add(comm + "_overlap/k:2", 2, 0, 1);  // the exchange overlapped with interior compute
   if (const int gpus = relax::device_count(); gpus > 1) add(comm + "/gpus:" + std::to_string(gpus), gpus, 1);
+}
+
+// Scaling over the GPUs there are, g = 1, 2, 4, ... up to all of them, one slab on each: strong
+// (the box of n² or n³ split g ways) and weak (the slowest extent g × n: the same slab per GPU).
+template <class S, class Strategy, class Comm>
+void register_scaling(const std::string& name, std::int64_t n, std::int64_t sweeps) {
+  const int gpus = relax::device_count();
+  std::vector<int> counts;
+  for (int g = 1; g < gpus; g *= 2) counts.push_back(g);
+  if (gpus > 0) counts.push_back(gpus);
+  for (const char* kind : {"strong", "weak"})
+    for (int g : counts) {
+      const bool weak = std::string(kind) == "weak";
+      if (weak && g == 1) continue;  // the strong row of one GPU is weak scaling's base too
+      benchmark::RegisterBenchmark(("multi_scaling/" + std::string(kind) + "/" + comm_name<Comm>() + "/gpus:" +
+                                    std::to_string(g) + "/" + name + "/N:" + std::to_string(n))
+                                       .c_str(),
+                                   multi_sweep<S, Strategy, Comm>)
+          ->Args({n, g, sweeps, 1, 0, weak ? g : 1})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)
+          ->ReportAggregatesOnly(true);
+    }
 }
 
 const int registered = [] {
@@ -70,6 +92,10 @@ const int registered = [] {
   register_sweeps<S5, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 256, 2048);
   register_sweeps<S5, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 16384, 64);
   register_sweeps<S7, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 512, 64);
+  // Scaling (issue 15's benchmark; on one GPU, only its g = 1 rows): CPU-free and host-controlled.
+  register_scaling<S5, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 16384, 64);
+  register_scaling<S5, relax::TemporalBlock<8, relax::ColumnStream>, relax::HostCopy>("TemporalBlock8_stream", 16384, 256);
+  register_scaling<S7, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 512, 64);
 #if RELAX_BENCH_NCCL
   register_sweeps<S5, relax::TemporalBlock<8, relax::ColumnStream>, relax::Nccl>("TemporalBlock8_stream", 256, 2048);
   register_sweeps<S5, relax::TemporalBlock<8, relax::ColumnStream>, relax::Nccl>("TemporalBlock8_stream", 16384, 256);

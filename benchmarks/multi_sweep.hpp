@@ -3,7 +3,7 @@
 // of a fixed-sweep solve (checks every 8, tol 1e-30) of the box n² (n³ in 3D) with b = 1, by the
 // single-domain Solver or a MultiSolver of the Comm policy. Args: n, sub-domains (0: the
 // single-domain Solver), sweeps, spread (slab s on GPU s), variant (BenchComm: HostCopy's overlap,
-// PeerStore's kernel per slab).
+// PeerStore's kernel per slab), stretch (the slowest extent n × stretch: weak scaling).
 #include "bench_support.hpp"
 
 #include <relax/core/cuda_check.hpp>
@@ -49,10 +49,12 @@ void multi_sweep(benchmark::State& state) {
   const std::int64_t sweeps = state.range(2);
   const bool spread = state.range(3) != 0;
   const bool variant = state.range(4) != 0;
+  const std::int64_t stretch = state.range(5);  // the slowest extent is n times this (weak scaling)
   relax::SolveOptions options;
   options.tol = 1e-30;
   options.max_sweeps = sweeps;
-  const relax::Extents e = relax::Extents::cube(n, S::rank);
+  relax::Extents e = relax::Extents::cube(n, S::rank);
+  (S::rank == 3 ? e.nz : e.ny) *= stretch;
   relax::HostGrid<T> host_b(e);
   for (T& x : host_b.storage()) x = T(1);
   relax::SolveReport report;

@@ -39,7 +39,7 @@ void register_rows(const std::string& name, std::int64_t n, std::int64_t sweeps)
   auto add = [&](const std::string& who, int parts, int put) {
     benchmark::RegisterBenchmark(("multi_sweep/" + who + "/" + name + "/N:" + std::to_string(n)).c_str(),
                                  relax::bench::multi_sweep<S, CpuFree, relax::Nvshmem>)
-        ->Args({n, parts, sweeps, 0, put})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)
+        ->Args({n, parts, sweeps, 0, put, 1})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)
         ->ReportAggregatesOnly(true);
   };
   add("one_domain_rdc", 0, 0);  // this build's; `relax_bench_multi` has the other's

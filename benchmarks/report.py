@@ -200,6 +200,16 @@ def figures(rows, runs):
                 f[f"multi_virtual2_overhead_pct_{key}_cpufree{suffix}"] = round((b / a - 1) * 100, 2)
                 f[f"multi_virtual2_us_per_sweep_{key}_cpufree{suffix}"] = round(b, 3)
                 f[f"multi_virtual2_extra_us_per_sweep_{key}_cpufree{suffix}"] = round(b - a, 3)
+    # Scaling over GPUs (benchmarks/multi.cu, rows multi_scaling/{strong,weak}/<comm>/gpus:g/...):
+    # efficiency against one GPU, strong t1 / (g tg) for the same box, weak t1 / tg for g times it.
+    for name, row in rows.items():
+        if m := re.fullmatch(r"multi_scaling/(strong|weak)/(\w+)/gpus:(\d+)/(\w+)/N:(\d+)", name):
+            kind, comm, g, strategy, n = m.groups()
+            base = rows.get(f"multi_scaling/strong/{comm}/gpus:1/{strategy}/N:{n}")
+            if int(g) > 1 and base:
+                t1, tg = base["us_per_sweep"], row["us_per_sweep"]
+                f[f"multi_{kind}_efficiency_{comm}_{strategy}_N{n}_gpus{g}"] = round(
+                    t1 / (int(g) * tg) if kind == "strong" else t1 / tg, 3)
     return f
 
 

@@ -1,8 +1,9 @@
 // Jacobi on k sub-domains on one GPU (the device named k times): sweeps, checks, ρ, status and
 // every owned point bit for bit those of the single-domain solve, 2D and 3D, square and
 // rectangular boxes, host-controlled with HostCopy (Sync, an exchange every sweep, with and
-// without its overlap with interior compute, and TemporalBlock<D, ColumnStream>, a D-row halo
-// every D sweeps) and CPU-free with PeerStore
+// without its overlap with interior compute, and TemporalBlock<D, ColumnStream> and
+// TemporalBlock<D, Tile>, a D-row halo every D sweeps; BlockAsync<D>, whose halos are stale
+// within a launch, against the host emulation of the split) and CPU-free with PeerStore
 // (DeviceLoop<Sync>: one kernel for all sub-domains, and one kernel per sub-domain); bad devices
 // and a split too thin for its halo refused with a message; a sub-domain that never signals ends
 // the solve with an error naming it; many short solves lose or repeat no halo.
@@ -15,6 +16,8 @@
 
 #include <relax/multi/host_copy.cuh>
 #include <relax/multi/peer_store.cuh>
+#include <relax/reference/split.hpp>
+#include <relax/reference/tiled.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>
@@ -92,6 +95,66 @@ TEST_CASE("k sub-domains on one GPU solve as one with a D-row halo (TemporalBloc
                                                                           parts);
   }
   check_split_equals_whole<relax::TemporalBlock<8, relax::ColumnStream>>(Extents(1000, 1000), s, 3, 8, 96);
+}
+
+TEST_CASE("k sub-domains on one GPU solve as one with tiled exact temporal blocking (TemporalBlock<D, Tile>, HostCopy)",
+          "[multi][host_copy][tiled]") {
+  const relax::Stencil5<float> s(10.0);
+  for (int parts : {1, 2, 3, 4}) {
+    check_split_equals_whole<relax::TemporalBlock<4>>(Extents(257, 257), s, parts);
+    check_split_equals_whole<relax::TemporalBlock<3>>(Extents(1000, 70), s, parts, 8, 400);
+    check_split_equals_whole<relax::TemporalBlock<2>>(Extents(33, 517), s, parts, 5, 37);
+  }
+}
+
+namespace {
+
+// BlockAsync<D> on `parts` slabs of GPU 0 against the host emulation of the same split
+// (reference::solve_split with the TiledSchedule of D and the tile): report and bits.
+template <int D, class S>
+void check_block_async_split(const Extents& e, const S& s, int parts, int m = 8, std::int64_t max_sweeps = 400) {
+  using T = typename S::value_type;
+  using Tile = typename relax::BlockAsync<D>::tile;
+  INFO("box " << e.to_text() << ", " << parts << " sub-domains, BlockAsync<" << D << ">, M = " << m);
+  HostGrid<T> u(e), b(e);
+  relax::testing::fill_random(u, 17 + e.nx, 0.0, 10.0);
+  relax::testing::fill_random(b, 19 + e.ny);
+  relax::SolveOptions options;
+  options.max_sweeps = max_sweeps;
+  options.record_history = true;
+  relax::MultiSolver<S, relax::BlockAsync<D>, relax::HostCopy> split(e, std::vector<int>(static_cast<std::size_t>(parts), 0),
+                                                                   s, relax::Fixed(m), options);
+  auto su = split.make_grid();
+  auto sb = split.make_grid();
+  su.scatter(u);
+  sb.scatter(b);
+  const relax::SolveReport got = split.solve(su, sb);
+  HostGrid<T> got_u = u;
+  su.gather(got_u);
+  HostGrid<T> want_u = u;
+  const relax::SolveReport want = relax::reference::solve_split(
+      s, split.decomposition(), want_u, b, m, options, relax::reference::Exec::openmp(),
+      relax::reference::TiledSchedule{Tile::x, Tile::y, D, false, Tile::z});
+  relax::testing::check_same_report(got, want);
+  CHECK(relax::testing::same_bits(got_u, want_u));
+}
+
+}  // namespace
+
+TEST_CASE("k sub-domains with BlockAsync<D> are the host emulation of the split, bit for bit (HostCopy)",
+          "[multi][host_copy][block_async]") {
+  const relax::Stencil5<float> s(10.0);
+  for (int parts : {1, 2, 3, 4}) {
+    check_block_async_split<4>(Extents(257, 257), s, parts);
+    check_block_async_split<2>(Extents(1000, 70), s, parts);
+    check_block_async_split<4>(Extents(33, 517), s, parts, 5, 37);  // the cap, M not a multiple of D
+    check_block_async_split<3>(Extents(40, 33, 29), relax::Stencil7<float>(1.0), parts);
+  }
+  check_block_async_split<4>(Extents(70, 4), s, 4);  // one-row sub-domains
+}
+
+TEST_CASE("BlockAsync across sub-domains on small boxes, for the sanitizers", "[multi][host_copy][block_async][sanitize]") {
+  check_block_async_split<2>(Extents(70, 33), relax::Stencil5<float>(10.0), 3, 4, 24);
 }
 
 TEST_CASE("the host-controlled multi-sub-domain solver refuses bad devices, grids and splits", "[multi][validation]") {

@@ -13,6 +13,7 @@
 #include <relax/domain/tile.hpp>
 #include <relax/reference/jacobi.hpp>
 #include <relax/reference/split.hpp>
+#include <relax/reference/tiled.hpp>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 
@@ -165,6 +166,59 @@ TEST_CASE("a solve on k slabs equals the single-domain solve: sweeps, checks, rh
   CHECK_THROWS_WITH(ref::solve_split(relax::Stencil5<float>(1.0), Decomposition(Extents(10, 10), 2, 1), other,
                                      other, 8, options),
                     Catch::Contains("the decomposition's box 10 x 10"));
+}
+
+TEST_CASE("tiled schedules on k slabs: exact ones are the whole box's solve, block-asynchronous ones the split solve",
+          "[decomposition][reference][tiled]") {
+  relax::SolveOptions options;
+  options.record_history = true;
+  auto setup = [](const Extents& e, HostGrid<float>& u, HostGrid<float>& b) {
+    u = HostGrid<float>(e);
+    b = HostGrid<float>(e);
+    relax::testing::fill_random(u, 31 + e.nx, 0.0, 10.0);
+    relax::testing::fill_random(b, 37 + e.slowest());
+  };
+  const relax::Stencil5<float> s(10.0);
+  for (const Extents& e : {Extents(70, 45), Extents(41, 17)})
+    for (int depth : {2, 3}) {
+      HostGrid<float> u0, b;
+      setup(e, u0, b);
+      // Exact (TemporalBlock<D, Tile>), halo H = D: the whole box's solve under the schedule.
+      const ref::TiledSchedule exact{32, 8, depth, true};
+      HostGrid<float> whole = u0, scratch = u0;
+      const relax::SolveReport want = ref::solve(s, whole, scratch, b, 8, options, {}, exact);
+      for (int k : {1, 2, 3, 4}) {
+        INFO("box " << e.to_text() << ", exact D = " << depth << ", k = " << k);
+        HostGrid<float> u = u0;
+        const relax::SolveReport got = ref::solve_split(s, Decomposition(e, k, depth), u, b, 8, options, {}, exact);
+        relax::testing::check_same_report(got, want);
+        CHECK(relax::testing::same_bits(u, whole));
+      }
+      // Block-asynchronous (BlockAsync<D>), halo 1: one slab is the whole box's solve; on
+      // several, the tiles are cut at the slabs' edges, so the iterates differ from it, but the
+      // solve converges and repeats bit for bit.
+      const ref::TiledSchedule async{32, 8, depth, false};
+      HostGrid<float> whole_async = u0, scratch_async = u0;
+      const relax::SolveReport one = ref::solve(s, whole_async, scratch_async, b, 8, options, {}, async);
+      HostGrid<float> u1 = u0;
+      const relax::SolveReport got1 = ref::solve_split(s, Decomposition(e, 1, 1), u1, b, 8, options, {}, async);
+      relax::testing::check_same_report(got1, one);
+      CHECK(relax::testing::same_bits(u1, whole_async));
+      for (int k : {2, 3}) {
+        INFO("box " << e.to_text() << ", block-asynchronous D = " << depth << ", k = " << k);
+        HostGrid<float> u = u0, again = u0;
+        const relax::SolveReport got = ref::solve_split(s, Decomposition(e, k, 1), u, b, 8, options, {}, async);
+        const relax::SolveReport repeat = ref::solve_split(s, Decomposition(e, k, 1), again, b, 8, options, {}, async);
+        CHECK(got.converged());
+        relax::testing::check_same_report(repeat, got);
+        CHECK(relax::testing::same_bits(u, again));
+        CHECK_FALSE(relax::testing::same_bits(u, whole_async));  // the slabs' tiles are not the box's
+      }
+    }
+  HostGrid<float> u(Extents(40, 40)), b(Extents(40, 40));
+  CHECK_THROWS_WITH(ref::solve_split(s, Decomposition(Extents(40, 40), 2, 2), u, b, 8, options, {},
+                                     ref::TiledSchedule{32, 8, 3, true}),
+                    Catch::Contains("at least D rows"));
 }
 
 // The on-chip device loop's tiling (`choose_resident_tiles`): the host arithmetic the kernel

@@ -7,7 +7,8 @@
 //!
 //! One solve, as `reference::solve_split` emulates it on the host:
 //! - rounds of up to H sweeps (H = the strategy's exchange depth: 1 for Sync, D for
-//!   `TemporalBlock<D, ColumnStream>`), one launch per slab and round, each slab on its own stream;
+//!   `TemporalBlock<D, ColumnStream>` and `TemporalBlock<D, Tile>`), one launch per slab and
+//!   round, each slab on its own stream;
 //! - after every round the halo exchange: slab k receives the H rows next to its owned rows from
 //!   each neighbour, a `cudaMemcpyPeerAsync` on k's stream that waits (an event) for the
 //!   neighbour's round, and the neighbour's next round waits for that copy;
@@ -17,17 +18,23 @@
 //! So sweeps, checks, ρ and the owned rows equal the single-domain solve bit for bit. ‖b‖ is the
 //! max over the slabs' owned rows, with boundary values only from the global ring.
 //!
+//! `BlockAsync<D, Tile>` runs rounds of one launch of D local sweeps with a one-row halo: its tiles
+//! read their halos (the slab's ring rows too) as they were at the launch's start, and the slabs'
+//! tiles are cut at the slabs' edges, so the solve is not the single-domain one but its split
+//! host emulation, `reference::solve_split` with the `TiledSchedule` of D and the tile, bit for bit.
+//!
 //! With `HostCopy::overlap` (Sync), a round sweeps each slab's edge rows first (the rows its
 //! neighbours receive), on the slab's stream; the copies wait only for those, and the rest of the
 //! slab is swept on a second stream meanwhile, joined before the slab's next round and its check.
 //! The same solver with `Nccl` (`multi/nccl.cuh`) sends and receives the halos through NCCL
-//! instead (`detail::HaloExchange` is the part that differs). Not yet built: BlockAsync across
-//! slabs. The CPU-free forms are `multi/peer_store.cuh` and `multi/nvshmem.cuh`.
+//! instead (`detail::HaloExchange` is the part that differs). The CPU-free forms are
+//! `multi/peer_store.cuh` and `multi/nvshmem.cuh`.
 
 #include <relax/multi/distributed.cuh>
 #include <relax/strategy/device_loop.hpp>
 #include <relax/strategy/column_stream.cuh>
 #include <relax/strategy/sync.cuh>
+#include <relax/strategy/tiled.cuh>
 #include <relax/strategy/traits.hpp>
 
 #include <algorithm>
@@ -42,14 +49,25 @@ namespace relax {
 
 namespace detail {
 
-//! Sweeps a strategy runs between two halo exchanges, and so the halo it needs (× the radius): 0
-//! for strategies the multi-sub-domain solver does not run.
+//! Sweeps of one round of a strategy on a slab (one launch) between two halo exchanges: 0 for
+//! strategies the multi-sub-domain solver does not run (a depth chosen at run time among them).
 template <class Strategy>
-struct exchange_depth : std::integral_constant<int, 0> {};
+struct round_sweeps : std::integral_constant<int, 0> {};
 template <int X, int Y, int R>
-struct exchange_depth<SyncTile<X, Y, R>> : std::integral_constant<int, 1> {};
-template <int D>
-struct exchange_depth<TemporalBlock<D, ColumnStream>> : std::integral_constant<int, D == dynamic ? 0 : D> {};
+struct round_sweeps<SyncTile<X, Y, R>> : std::integral_constant<int, 1> {};
+template <int D, class TileShape>
+struct round_sweeps<TemporalBlock<D, TileShape>>
+    : std::integral_constant<int, D == dynamic || std::is_same_v<TileShape, OnChip> ? 0 : D> {};
+template <int D, class TileShape>
+struct round_sweeps<BlockAsync<D, TileShape>> : std::integral_constant<int, D == dynamic ? 0 : D> {};
+
+//! Rows (× the radius) a slab receives from each neighbour after a round: the round's sweeps for
+//! an exact strategy (the rows its D sweeps read across the slab's edge), one for a
+//! block-asynchronous one (its halos stay as they were at the launch's start).
+template <class Strategy>
+struct exchange_depth : round_sweeps<Strategy> {};
+template <int D, class TileShape>
+struct exchange_depth<BlockAsync<D, TileShape>> : std::integral_constant<int, D == dynamic ? 0 : 1> {};
 
 //! Comm policies whose halos the host moves after every round (each has a `HaloExchange`).
 template <class Comm>
@@ -130,9 +148,9 @@ class HaloExchange<HostCopy> {
 template <class Stencil_, class Strategy_, class Comm_>
 class MultiSolver : public detail::SlabSolverBase<Stencil_> {
   static_assert(is_stencil_v<Stencil_>, "relax::MultiSolver<Stencil, Strategy, Comm>: Stencil is not a stencil");
-  static_assert(detail::exchange_depth<Strategy_>::value > 0,
-                "relax::MultiSolver<Stencil, Strategy, HostCopy>: the strategy must be Sync (SyncTile) or "
-                "TemporalBlock<D, ColumnStream> with a fixed D (exact, with a known exchange depth)");
+  static_assert(detail::round_sweeps<Strategy_>::value > 0,
+                "relax::MultiSolver<Stencil, Strategy, HostCopy>: the strategy must be Sync (SyncTile), "
+                "TemporalBlock<D, ColumnStream>, TemporalBlock<D, Tile> or BlockAsync<D, Tile>, with a fixed D");
   static_assert(detail::is_host_exchange<Comm_>::value,
                 "relax::MultiSolver<Stencil, Strategy, Comm>: the Comm policies built so far are relax::HostCopy and "
                 "relax::Nccl (multi/nccl.cuh) with launch-based strategies, and relax::PeerStore with DeviceLoop<Sync> "
@@ -144,8 +162,11 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
   using Strategy = Strategy_;
   using Comm = Comm_;
   using value_type = typename Stencil::value_type;
-  //! Rows (planes) each slab receives from a neighbour: radius × the sweeps between exchanges.
+  //! Rows (planes) each slab receives from a neighbour: radius × the sweeps between exchanges
+  //! (radius × 1 for BlockAsync).
   static constexpr int halo = Stencil::radius * detail::exchange_depth<Strategy>::value;
+  //! Sweeps between two exchanges (one launch a slab).
+  static constexpr int sweeps_per_round = detail::round_sweeps<Strategy>::value;
 
   //! A solver for the box `global` split into `devices.size()` slabs, slab s on `devices[s]`.
   //! \throws relax::invalid_argument for bad extents, devices, controller or options (overlapped
@@ -179,7 +200,7 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
     for (;;) {
       const std::int64_t batch = std::min(check_every, this->options_.max_sweeps - report.sweeps);
       for (std::int64_t done = 0; done < batch;) {
-        const int sweeps = static_cast<int>(std::min<std::int64_t>(detail::exchange_depth<Strategy>::value, batch - done));
+        const int sweeps = static_cast<int>(std::min<std::int64_t>(sweeps_per_round, batch - done));
         if constexpr (detail::is_sync_tile<Strategy>::value) {
           if (!overlap_.empty()) {
             overlapped_round(u, b);
@@ -217,7 +238,7 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
       auto& p = this->part(s);
       exchange_.before_round(s, p.stream);
       Sweeper<Strategy>::run(this->stencil_, u.part(s), p.scratch, b.part(s),
-                             Batch{sweeps, detail::exchange_depth<Strategy>::value, family_v<Strategy>}, p.stream);
+                             Batch{sweeps, sweeps_per_round, family_v<Strategy>}, p.stream);
       exchange_.after_round(s, p.stream);
     }
   }

@@ -3,18 +3,24 @@
 //! The host emulation of a slab decomposition (`relax/domain/decomposition.hpp`): cut a global
 //! grid into the slabs' local grids, exchange their halo rows as a Comm policy would, put the
 //! owned rows back, and a whole solve on the slabs (`solve_split`) with the contract the
-//! multi-sub-domain solvers keep: H sweeps between exchanges (H the halo), an exchange before
-//! every check, ρ from the owned rows of every slab (a max, so the order of the slabs does not
-//! matter), the single-domain stop decision. It equals the single-domain reference solve.
+//! multi-sub-domain solvers keep: rounds of sweeps between exchanges (H synchronous sweeps, H
+//! the halo; or one launch of a tiled schedule), an exchange before every check, ρ from the
+//! owned rows of every slab (a max, so the order of the slabs does not matter), the
+//! single-domain stop decision. With synchronous sweeps, or an exact tiled schedule of depth at
+//! most H, it equals the single-domain reference solve; with a block-asynchronous schedule (its
+//! halos stale within a launch, and the slabs' tiles cut at the slabs' edges) it is what the
+//! multi-sub-domain solver computes with `BlockAsync<D>`, not the single-domain solve.
 
 #include <relax/control/report.hpp>
 #include <relax/control/stop.hpp>
 #include <relax/domain/decomposition.hpp>
 #include <relax/domain/grid.hpp>
 #include <relax/reference/jacobi.hpp>
+#include <relax/reference/tiled.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace relax::reference {
@@ -77,16 +83,27 @@ void exchange(std::vector<HostGrid<T>>& locals, const Decomposition& d) {
   }
 }
 
-//! Solves A u = b on the slabs of `d` by synchronous sweeps, a check every `check_interval`
-//! sweeps: the same report and final `u` as `solve(s, u, scratch, b, check_interval, options)`
-//! on the whole box. `u` is the global grid (its ring the boundary values).
-template <class S, class T = typename S::value_type>
+//! Solves A u = b on the slabs of `d`, a check every `check_interval` sweeps, `u` the global grid
+//! (its ring the boundary values). With `SyncSchedule`, rounds of H sweeps: the same report and
+//! final `u` as `solve(s, u, scratch, b, check_interval, options)` on the whole box. With a
+//! `TiledSchedule`, each round is one launch of the schedule's depth D (the batch's last one
+//! shorter) on every slab: exact, with H ≥ D, it equals the whole box's solve under that
+//! schedule; block-asynchronous (H ≥ 1), it is the split `BlockAsync<D>` solve.
+//! \throws relax::invalid_argument for grids of another box, or a halo thinner than the schedule
+//!         needs.
+template <class S, class T = typename S::value_type, class Schedule = SyncSchedule>
 SolveReport solve_split(const S& s, const Decomposition& d, HostGrid<T>& u, const HostGrid<T>& b,
-                        int check_interval, const SolveOptions& options, Exec exec = {}) {
+                        int check_interval, const SolveOptions& options, Exec exec = {}, const Schedule& schedule = {}) {
+  constexpr bool tiled = !std::is_same_v<Schedule, SyncSchedule>;
   options.validate();
   relax::detail::require(check_interval >= 1, "check_interval", check_interval, "at least 1 sweep between checks");
   relax::detail::require(u.layout().extents == d.global() && b.layout().extents == d.global(), "u",
                          u.layout().extents.to_text(), ("the decomposition's box " + d.global().to_text()).c_str());
+  if constexpr (tiled) {
+    schedule.validate();
+    relax::detail::require(d.size() == 1 || d[0].halo >= (schedule.exact ? schedule.depth : 1), "halo", d[0].halo,
+                           "at least D rows for an exact tiled schedule (its ghost zone), 1 for a block-asynchronous one");
+  }
   SolveReport report;
   report.rhs_norm = static_cast<double>(rhs_norm(s, u, b, exec));  // the global system's ‖b‖
   std::vector<HostGrid<T>> us = scatter(u, d), bs = scatter(b, d), scratch = us;
@@ -94,10 +111,17 @@ SolveReport solve_split(const S& s, const Decomposition& d, HostGrid<T>& u, cons
   for (;;) {
     const std::int64_t batch = std::min<std::int64_t>(check_interval, options.max_sweeps - report.sweeps);
     for (std::int64_t done = 0; done < batch;) {
-      const std::int64_t round = std::min<std::int64_t>(d[0].halo, batch - done);
+      std::int64_t round = 0;
+      if constexpr (tiled) round = std::min<std::int64_t>(schedule.depth, batch - done);
+      else round = std::min<std::int64_t>(d[0].halo, batch - done);
       for (int p = 0; p < d.size(); ++p) {
         const auto k = static_cast<std::size_t>(p);
-        sweeps(s, us[k], scratch[k], bs[k], SyncSchedule{}, round, exec);
+        if constexpr (tiled) {
+          detail::tiled_launch(s, us[k], scratch[k], bs[k], schedule, static_cast<int>(round), exec);
+          std::swap(us[k], scratch[k]);
+        } else {
+          sweeps(s, us[k], scratch[k], bs[k], SyncSchedule{}, round, exec);
+        }
       }
       exchange(us, d);
       done += round;
