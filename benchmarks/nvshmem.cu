@@ -14,6 +14,7 @@
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -40,6 +41,7 @@ void register_rows(const std::string& name, std::int64_t n, std::int64_t sweeps)
     benchmark::RegisterBenchmark(("multi_sweep/" + who + "/" + name + "/N:" + std::to_string(n)).c_str(),
                                  relax::bench::multi_sweep<S, CpuFree, relax::Nvshmem>)
         ->Args({n, parts, sweeps, 0, put, 1})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)
+        ->Iterations(10)  // the same count on every PE: each solve is collective
         ->ReportAggregatesOnly(true);
   };
   add("one_domain_rdc", 0, 0);  // this build's; `relax_bench_multi` has the other's
@@ -66,8 +68,6 @@ class Quiet : public benchmark::BenchmarkReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   const int gpus = relax::device_count();
   if (gpus == 0) {
     std::printf("no CUDA device is present\n");
@@ -78,11 +78,21 @@ int main(int argc, char** argv) {
     runtime.emplace(local % gpus, relax::NvshmemRuntime::FromLauncher{});
   else
     runtime.emplace(0);
+  // PE 0 reports (to the console and --benchmark_out); the other PEs run the same solves, each
+  // collective, and report nothing, so they leave --benchmark_out alone.
+  std::vector<char*> args(argv, argv + argc);
+  if (runtime->pe() != 0)
+    args.erase(std::remove_if(args.begin() + 1, args.end(),
+                              [](const char* a) { return std::string(a).rfind("--benchmark_out", 0) == 0; }),
+               args.end());
+  int count = static_cast<int>(args.size());
+  benchmark::Initialize(&count, args.data());
+  if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
   if (runtime->pe() == 0) {
     benchmark::RunSpecifiedBenchmarks();
-  } else {  // the other PEs run the same solves (each is collective) and report nothing
-    Quiet display, file;
-    benchmark::RunSpecifiedBenchmarks(&display, &file);
+  } else {
+    Quiet display;
+    benchmark::RunSpecifiedBenchmarks(&display);
   }
   benchmark::Shutdown();
   return 0;

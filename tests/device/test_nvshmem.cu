@@ -20,6 +20,7 @@
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,51 @@ TEST_CASE("the NVSHMEM solver says how it moved the halos", "[multi][nvshmem]") 
   }
 }
 
+namespace {
+
+// After a solve of an odd number of sweeps S on three sub-domains per PE, every held slab's word
+// [p][side][r] holds the rows the neighbour on `side` sent for tile r into the array of parity p
+// over the S sweeps: (S + 1) / 2 sweeps of parity 1 and S / 2 of parity 0, times 1 row in 2D and
+// the tile's rows of the edge plane in 3D (tiles of 32 × 4 floats across and 8 rows); none where
+// there is no neighbour. On one PE every wait is already met when it is reached (the grid barrier
+// orders the sends), so this is what shows a count that is off.
+template <class S>
+void check_signal_counts(const Extents& e, const S& s, const relax::Nvshmem& comm) {
+  INFO("box " << e.to_text() << ", " << (comm.store_when_mapped ? "stores where mapped" : "puts with a signal"));
+  relax::SolveOptions options;
+  options.tol = 1e-30;
+  options.max_sweeps = 13;
+  relax::MultiSolver<S, CpuFree, relax::Nvshmem> split(e, mine(3), s, relax::Fixed(4), options, comm);
+  auto u = split.make_grid();
+  auto b = split.make_grid();
+  const relax::SolveReport report = split.solve(u, b);
+  REQUIRE(report.sweeps == 13);
+  const std::int64_t band = split.band_tiles(), tiles_x = (e.nx + 127) / 128;
+  for (int k = u.first(); k < u.first() + u.held(); ++k) {
+    const std::vector<unsigned long long> words = split.signal_words(k);
+    REQUIRE(words.size() == static_cast<std::size_t>(4 * band));
+    for (int parity = 0; parity < 2; ++parity)
+      for (int side = 0; side < 2; ++side)
+        for (std::int64_t r = 0; r < band; ++r) {
+          const bool neighbour = side == 0 ? k > 0 : k + 1 < u.size();
+          const std::int64_t rows = S::rank == 2 ? 1 : std::min<std::int64_t>(8, e.ny - r / tiles_x * 8);
+          const std::int64_t sweeps = parity == 1 ? (report.sweeps + 1) / 2 : report.sweeps / 2;
+          INFO("sub-domain " << k << ", parity " << parity << ", side " << side << ", tile " << r);
+          CHECK(words[static_cast<std::size_t>((parity * 2 + side) * band + r)] ==
+                static_cast<unsigned long long>(neighbour ? sweeps * rows : 0));
+        }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the NVSHMEM signal words count every sweep's rows, by parity", "[multi][nvshmem]") {
+  for (const relax::Nvshmem& comm : both_ways()) {
+    check_signal_counts(Extents(300, 61), relax::Stencil5<float>(10.0), comm);
+    check_signal_counts(Extents(150, 19, 13), relax::Stencil7<float>(1.0), comm);
+  }
+}
+
 TEST_CASE("a sub-domain that never puts its halo ends the NVSHMEM solve with an error naming it", "[multi][nvshmem]") {
   if (runtime().pes() != 1) return;  // the other PEs would see other waits fail first
   const Extents e(256, 96);
@@ -163,6 +209,11 @@ TEST_CASE("the NVSHMEM solver refuses bad settings", "[multi][nvshmem][validatio
   relax::SolveOptions overlapped;
   overlapped.checks = relax::CheckMode::overlapped;
   CHECK_THROWS_WITH(Multi(e, mine(2), s, relax::Fixed(8), overlapped), Catch::Contains("options.checks"));
+  // A grid outside the symmetric heap (the halos would land at no PE's address) is refused.
+  Multi split(e, mine(2), s);
+  relax::DistributedGrid<float> foreign(split.decomposition(), split.make_grid().first(), mine(2), {});
+  auto b = split.make_grid();
+  CHECK_THROWS_WITH(split.solve(foreign, b), Catch::Contains("symmetric heap"));
   // A second runtime in the process is refused.
   CHECK_THROWS_WITH(relax::NvshmemRuntime(runtime().device()), Catch::Contains("already running"));
 }

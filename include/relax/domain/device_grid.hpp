@@ -26,13 +26,13 @@ class DeviceGrid {
     RELAX_CUDA_CHECK(cudaMemsetAsync(data_.data(), 0, data_.bytes(), stream));
   }
   //! A grid of layout `l` in `storage` (at least `l.size()` elements, from any allocator: the
-  //! symmetric heap of a multi-process Comm policy, say), zeroed on `stream`.
+  //! symmetric heap of a multi-process Comm policy, say), all of it zeroed on `stream`.
   //! \throws relax::invalid_argument when `storage` is smaller than the layout.
   DeviceGrid(const GridLayout& l, DeviceBuffer<T> storage, cudaStream_t stream = nullptr)
       : layout_(l), data_(std::move(storage)) {
     detail::require(data_.size() >= static_cast<std::size_t>(l.size()), "storage", static_cast<std::int64_t>(data_.size()),
                     "at least as many elements as the layout holds");
-    RELAX_CUDA_CHECK(cudaMemsetAsync(data_.data(), 0, bytes(), stream));
+    RELAX_CUDA_CHECK(cudaMemsetAsync(data_.data(), 0, data_.bytes(), stream));
   }
   //! A grid of the box `e` with a one-cell ring.
   explicit DeviceGrid(const Extents& e, cudaStream_t stream = nullptr)

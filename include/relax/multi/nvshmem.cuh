@@ -17,10 +17,14 @@
 //!   `nvshmemx_putmem_signal_nbi_block` per row, each adding 1. Every link between two slabs goes
 //!   through NVSHMEM's memory and signal words, within a PE too, so one GPU runs the whole
 //!   exchange of either kind;
-//! - before sweeping an edge tile (and before folding its residual), the block waits until its
-//!   word has counted the rows of as many sweeps as it has done (`nvshmem_uint64_test` in a
-//!   bounded loop): the ring is current, and the neighbour is done reading the ring the tile's
-//!   puts will overwrite (the same argument as `PeerStore`'s flags);
+//! - the words are per parity (the array a halo lands in): nothing orders one sweep's
+//!   non-blocking puts before the next sweep's on a network transport, so a count over both
+//!   could be reached with rows in flight;
+//! - before sweeping an edge tile (and before folding its residual) after k sweeps, the block
+//!   waits until its word of parity k % 2 has counted the rows of (k + 1) / 2 sweeps, the
+//!   neighbour's sweep k the last of them (`nvshmem_uint64_test` in a bounded loop): the ring is
+//!   current, and the neighbour is done reading the ring the tile's sends will overwrite (the
+//!   same argument as `PeerStore`'s flags);
 //! - every M sweeps each PE folds its slabs' residuals at its grid barrier, puts its norm into
 //!   every PE's board (`nvshmem_<bits>_p`, `nvshmem_fence`, then a signal carrying the check
 //!   number) and reads every PE's norm once all have signalled: every PE takes the max of the
@@ -31,8 +35,11 @@
 //! The memory the kernels put into is NVSHMEM's symmetric heap: `make_grid` allocates each slab
 //! there (collectively, the same size on every PE: the largest slab's), so every process makes
 //! its solvers and grids in the same order, and destroys them before its `NvshmemRuntime`. Every
-//! wait is bounded (`Nvshmem::timeout_ns`); a neighbour that never signals ends the solve with a
-//! `relax::device_loop_error` naming the sub-domain.
+//! wait of the kernel is bounded (`Nvshmem::timeout_ns`); a neighbour that never signals ends the
+//! solve with a `relax::device_loop_error` naming the sub-domain. Before each collective phase
+//! (construction, a solve's start and its end) the PEs agree on whether one of them failed, and
+//! then all throw: no PE is left in a collective call another never makes. NVSHMEM's own
+//! collectives (barriers, reductions, allocations) are not bounded: a PE that dies hangs the rest.
 //!
 //! An optional component: link `relax::nvshmem` (CMake finds NVSHMEM's headers and libraries,
 //! e.g. the PyPI wheel `nvidia-nvshmem-cu13`) and compile with relocatable device code
@@ -57,8 +64,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -119,8 +128,20 @@ class NvshmemRuntime {
   NvshmemRuntime(const NvshmemRuntime&) = delete;
   NvshmemRuntime& operator=(const NvshmemRuntime&) = delete;
   ~NvshmemRuntime() {
+    if (const long live = live_buffers(); live > 0)
+      std::fprintf(stderr,
+                   "relax::NvshmemRuntime: NVSHMEM finalizes with %ld symmetric buffers still held (solvers or grids "
+                   "that outlive the runtime); they are not freed\n",
+                   live);
     nvshmem_finalize();
     slot() = nullptr;
+  }
+
+  //! Symmetric buffers of relax's allocated and not yet freed (their frees are collective and must
+  //! come before NVSHMEM finalizes; later ones are skipped).
+  static long& live_buffers() {
+    static long live = 0;
+    return live;
   }
 
   //! A fresh id for the unique-id bootstrap (made by one process, given to all).
@@ -174,8 +195,13 @@ class NvshmemRuntime {
 
 namespace detail {
 
-//! Gives symmetric memory back (collective: every PE frees its buffers in the same order).
-inline void nvshmem_release(void* p) noexcept { nvshmem_free(p); }
+//! Gives symmetric memory back (collective: every PE frees its buffers in the same order); after
+//! NVSHMEM has finalized there is nothing to give it back to (the runtime said so).
+inline void nvshmem_release(void* p) noexcept {
+  if (NvshmemRuntime::active() == nullptr) return;
+  --NvshmemRuntime::live_buffers();
+  nvshmem_free(p);
+}
 
 //! `count` elements of symmetric memory (collective: every PE asks for the same count).
 template <class T>
@@ -184,6 +210,7 @@ DeviceBuffer<T> symmetric_buffer(std::size_t count) {
   if (p == nullptr)
     throw nvshmem_error("relax: nvshmem_malloc of " + std::to_string(count * sizeof(T)) +
                         " bytes failed (the symmetric heap is too small? NVSHMEM_SYMMETRIC_SIZE sets it)");
+  ++NvshmemRuntime::live_buffers();
   return DeviceBuffer<T>::adopt(static_cast<T*>(p), count, &nvshmem_release);
 }
 
@@ -194,36 +221,69 @@ inline std::vector<unsigned long long> nvshmem_max(std::vector<unsigned long lon
   const std::size_t n = values.size();
   require(scratch.size() >= 2 * n, "values", static_cast<std::int64_t>(n), "at most half the scratch words");
   RELAX_CUDA_CHECK(cudaMemcpyAsync(scratch.data(), values.data(), n * sizeof(unsigned long long), cudaMemcpyHostToDevice, stream));
-  nvshmemx_ulonglong_max_reduce_on_stream(NVSHMEM_TEAM_WORLD, scratch.data() + n, scratch.data(), n, stream);
+  if (const int status = nvshmemx_ulonglong_max_reduce_on_stream(NVSHMEM_TEAM_WORLD, scratch.data() + n, scratch.data(), n, stream);
+      status != 0)
+    throw nvshmem_error("relax: nvshmemx_ulonglong_max_reduce_on_stream failed with status " + std::to_string(status));
   RELAX_CUDA_CHECK(cudaMemcpyAsync(values.data(), scratch.data() + n, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
   RELAX_CUDA_CHECK(cudaStreamSynchronize(stream));
   return values;
 }
 
+//! Collective: every PE learns whether any PE failed its part of a step (`local`, this PE's
+//! error, or null) and, if one did, all throw (this PE its own error, the others one naming the
+//! step), so no PE goes on into a collective call the failed one never makes. `extra` are further
+//! values to take the max of in the same reduction (returned). `scratch`: 2 × (1 + extra) words.
+inline std::vector<unsigned long long> nvshmem_agree(std::exception_ptr local, const char* step,
+                                                     std::vector<unsigned long long> extra,
+                                                     DeviceBuffer<unsigned long long>& scratch, cudaStream_t stream) {
+  extra.insert(extra.begin(), local ? 1ull : 0ull);
+  if (nvshmem_n_pes() > 1) extra = nvshmem_max(std::move(extra), scratch, stream);
+  if (local) std::rethrow_exception(local);
+  if (extra[0] != 0)
+    throw std::runtime_error(std::string("relax::MultiSolver<Nvshmem>: another PE failed ") + step +
+                             " (it reports its own error)");
+  extra.erase(extra.begin());
+  return extra;
+}
+
 __device__ __forceinline__ std::uint64_t* signal_word(unsigned long long* w) { return reinterpret_cast<std::uint64_t*>(w); }
 
+//! The signal word of tile `r` for the halos of parity `parity` (the array they land in), given a
+//! side's words `side_words` (`inbound` or `outbound`): a slab's words are [parity][side][tile].
+//! One word per parity, because nothing orders one sweep's non-blocking puts before the next
+//! sweep's on a network transport: a sum over both parities could reach a count with one sweep's
+//! rows still in flight.
+template <class T>
+__device__ __forceinline__ unsigned long long* parity_word(unsigned long long* side_words, const PeerSlab<T>& sl,
+                                                           int parity, std::int64_t r) {
+  return side_words + parity * 2 * sl.band_items + r;
+}
+
 //! The puts of tile `it`'s part of an edge row (plane), each of one row: 1 in 2D, the tile's rows
-//! in 3D. The neighbour's word for the tile counts them, so after k sweeps it holds k × this.
+//! in 3D. The neighbour's word of a parity counts them: after k sweeps, the word of parity p holds
+//! this × the sweeps j ≤ k with j % 2 = p (sweep j writes the array of parity j % 2).
 template <int BlockY, int Rank, class T>
 __device__ __forceinline__ std::int64_t nvshmem_puts(const PeerSlab<T>& sl, const PeerItem& it) {
   if constexpr (Rank == 2) return 1;
   else return min(static_cast<std::int64_t>(BlockY), sl.g.ny - it.r / sl.tiles_x * BlockY);
 }
 
-//! Block-level: waits until the neighbours on tile `it`'s sides have put the edge rows of
-//! `sweeps` sweeps into this slab's ring (see `peer_wait`: the same failure rules). The acquire
-//! is at device scope when every neighbour waited for is on this PE.
+//! Block-level: waits until the neighbours on tile `it`'s sides have put the edge rows of their
+//! sweep number `sweeps` into this slab's ring of parity `sweeps % 2` (the word of that parity
+//! counts (sweeps + 1) / 2 sweeps; see `peer_wait`: the same failure rules). The acquire is at
+//! device scope when every neighbour waited for is on this PE.
 template <int BlockY, int Rank, class T>
 __device__ bool nvshmem_wait(const PeerSlab<T>& sl, const PeerItem& it, unsigned long long sweeps,
                              const PeerLaunch<T>& launch, int per_pe, int* failed, std::uint64_t timeout_ns) {
   bool ok = true;
   if (threadIdx.x == 0 && threadIdx.y == 0) {
-    const std::uint64_t want = sweeps * static_cast<std::uint64_t>(nvshmem_puts<BlockY, Rank>(sl, it));
+    const std::uint64_t want = (sweeps + 1) / 2 * static_cast<std::uint64_t>(nvshmem_puts<BlockY, Rank>(sl, it));
+    const int parity = static_cast<int>(sweeps % 2);
     bool remote = false;
     for (int side = 0; side < 2 && ok; ++side) {
       if ((it.flagged & (1 << side)) == 0) continue;
       remote = remote || sl.neighbour[side] / per_pe != launch.me;
-      std::uint64_t* const word = signal_word(sl.inbound[side] + it.r);
+      std::uint64_t* const word = signal_word(parity_word(sl.inbound[side], sl, parity, it.r));
       const std::uint64_t began = global_ns();
       ok = bounded_wait([&] { return nvshmem_uint64_test(word, NVSHMEM_CMP_GE, want) != 0; }, failed, timeout_ns);
       if (!ok && global_ns() - began > timeout_ns)
@@ -237,7 +297,7 @@ __device__ bool nvshmem_wait(const PeerSlab<T>& sl, const PeerItem& it, unsigned
 
 //! Block-level, after the block swept edge item `it` into array `dst`: sends the tile's part of
 //! the edge row (plane) on each of its sides into the neighbour's ring of that parity and adds
-//! the tile's puts (`nvshmem_puts`) to the neighbour's word for the tile. `direct`: the
+//! the tile's puts (`nvshmem_puts`) to the neighbour's word of that parity for the tile. `direct`: the
 //! neighbours' arrays and words are mapped here (`Nvshmem::store_when_mapped`): stores, then a
 //! release add (device scope on this PE, system scope to another); otherwise a put-with-signal
 //! per row, each adding 1. The neighbour of sub-domain n is PE n / `per_pe`.
@@ -253,7 +313,7 @@ __device__ void nvshmem_push(const PeerSlab<T>& sl, const PeerItem& it, int dst,
     const auto rows = static_cast<unsigned long long>(nvshmem_puts<BlockY, Rank>(sl, it));
     for (int side = 0; side < 2; ++side) {
       if ((it.sides & (1 << side)) == 0) continue;
-      unsigned long long& word = sl.outbound[side][it.r];
+      unsigned long long& word = *parity_word(sl.outbound[side], sl, dst, it.r);
       if (sl.neighbour[side] / per_pe == me)
         cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(word).fetch_add(rows, cuda::memory_order_release);
       else
@@ -271,7 +331,7 @@ __device__ void nvshmem_push(const PeerSlab<T>& sl, const PeerItem& it, int dst,
     if ((it.sides & (1 << side)) == 0) continue;
     const std::int64_t edge = side == 0 ? 1 : (Rank == 2 ? g.ny : g.nz);
     const int pe = sl.neighbour[side] / per_pe;
-    std::uint64_t* const word = signal_word(sl.outbound[side] + it.r);
+    std::uint64_t* const word = signal_word(parity_word(sl.outbound[side], sl, dst, it.r));
     for (std::int64_t row = 0; row < rows; ++row) {
       const std::int64_t at = Rank == 2 ? g.at(0, edge, j0) : g.at(edge, i0 + row, j0);
       nvshmemx_putmem_signal_nbi_block(sl.out[side][dst] + sl.shift[side] + at, own + at, bytes, word, 1,
@@ -445,19 +505,32 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
                       X * detail::Vec16<value_type>::width, Y, 1);
     band_items_ = probe.band_items;
     // Symmetric, so collective in this order on every PE: each held slab's signal words (one per
-    // tile of each edge band), the board, the reduction's scratch.
+    // parity, side and tile of an edge band), the board, the reduction's scratch.
     for (int k = 0; k < this->held(); ++k)
-      flags_.push_back(detail::symmetric_buffer<unsigned long long>(static_cast<std::size_t>(2 * band_items_)));
+      flags_.push_back(detail::symmetric_buffer<unsigned long long>(static_cast<std::size_t>(4 * band_items_)));
     board_ = detail::symmetric_buffer<Words>(1);
-    reduce_ = detail::symmetric_buffer<unsigned long long>(2);
+    reduce_ = detail::symmetric_buffer<unsigned long long>(4);
   }
 
   //! The PEs of the solve, and this one.
   int pes() const { return pes_; }
   int pe() const { return me_; }
   //! Whether the last solve stored its halos through NVSHMEM's mappings (`Nvshmem::store_when_mapped`
-  //! and every neighbour mapped) rather than putting them with a signal.
+  //! and every neighbour of this PE's slabs mapped: one unmapped neighbour makes every halo of
+  //! this PE a put) rather than putting them with a signal.
   bool stored_directly() const { return direct_; }
+  //! Diagnostic: held slab s's signal words after the last solve, [parity][side][tile of an edge
+  //! band] (word [p][side][r]: the rows the neighbour on `side` sent for tile r into the array of
+  //! parity p). Blocks.
+  std::vector<unsigned long long> signal_words(int s) const {
+    detail::require(s >= this->first() && s < this->first() + this->held(), "s", s, "a sub-domain this PE holds");
+    const auto& f = flags_[static_cast<std::size_t>(s - this->first())];
+    std::vector<unsigned long long> words(f.size());
+    RELAX_CUDA_CHECK(cudaMemcpy(words.data(), f.data(), f.bytes(), cudaMemcpyDeviceToHost));
+    return words;
+  }
+  //! Tiles of an edge band (the words of one parity and side).
+  std::int64_t band_tiles() const { return band_items_; }
 
   //! Solves A u = b from the initial guess in `u` (its global ring the boundary values) in one
   //! collective launch; on return every held slab's owned rows hold the last iterate. Collective:
@@ -466,9 +539,8 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
   //!         PE that did not signal).
   SolveReport solve(DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
     const auto started = std::chrono::steady_clock::now();
-    this->begin(u, b);
     SolveReport report;
-    report.rhs_norm = global_rhs_norm(u, b);  // blocks: begin()'s copies are done
+    report.rhs_norm = begin_everywhere(u, b);  // blocks: begin()'s copies are done
     detail::DeviceLoopPlan plan;
     plan.stop = criterion(this->options_);
     plan.rhs_norm = report.rhs_norm;
@@ -500,16 +572,21 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
     const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(items, resident_)));
     const int launched = nvshmemx_collective_launch(reinterpret_cast<const void*>(kernel_), dim3(blocks), dim3(X, Y),
                                                     pointers, shared_bytes_, stream);
-    if (launched != 0) {
-      RELAX_CUDA_CHECK(cudaGetLastError());
-      throw nvshmem_error("relax: nvshmemx_collective_launch failed with status " + std::to_string(launched));
-    }
+    // A PE whose launch failed still meets the others below (their kernels end at the latest when
+    // their waits time out), and every PE throws if any failed.
+    if (launched != 0) detail::clear_cuda_status(cudaGetLastError());
     nvshmemx_barrier_all_on_stream(stream);  // every PE's puts of the last sweep are delivered
     RELAX_CUDA_CHECK(cudaMemcpyAsync(host_words_.data(), board_.data(), sizeof(Words), cudaMemcpyDeviceToHost, stream));
     const detail::DeviceLoopResult r = workspace_.read(stream, this->options_.record_history);
-    if (workspace_.failed()) throw device_loop_error("relax::MultiSolver<DeviceLoop<Sync>, Nvshmem>: " + stalled() +
-                                                     " did not complete within " +
-                                                     std::to_string(comm_.timeout_ns / 1'000'000) + " ms");
+    std::exception_ptr failure;
+    if (launched != 0)
+      failure = std::make_exception_ptr(
+          nvshmem_error("relax: nvshmemx_collective_launch failed with status " + std::to_string(launched)));
+    else if (workspace_.failed())
+      failure = std::make_exception_ptr(device_loop_error("relax::MultiSolver<DeviceLoop<Sync>, Nvshmem>: " + stalled() +
+                                                          " did not complete within " +
+                                                          std::to_string(comm_.timeout_ns / 1'000'000) + " ms"));
+    detail::nvshmem_agree(failure, "its solve (a wait that did not complete, or its launch)", {}, reduce_, stream);
     if (r.in_scratch)
       for (int s = this->first(); s < this->first() + this->held(); ++s) u.part(s).swap(this->part(s).scratch);
     report = detail::device_loop_report(r, report.rhs_norm, plan.check_every, this->options_.max_sweeps,
@@ -527,29 +604,38 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
                           arith::bits_t<value_type>*);
 
   // This PE's slabs of the decomposition, in symmetric memory of the largest slab's size. Checks
-  // first, with every PE (collectively), that NVSHMEM runs, that `devices` names this PE's GPU and
-  // that every PE holds as many slabs.
+  // first, with every PE (collectively, so a PE that refuses its arguments does not leave the
+  // others in a collective call), that NVSHMEM runs, that `devices` names this PE's GPU, which is
+  // current, and that every PE holds as many slabs.
   static typename Base::Placement placement(const Extents& global, const std::vector<int>& devices) {
     const NvshmemRuntime* runtime = NvshmemRuntime::active();
     if (runtime == nullptr)
       throw std::logic_error("relax::MultiSolver<Nvshmem>: NVSHMEM is not running (create a relax::NvshmemRuntime first)");
-    detail::require(!devices.empty(), "devices", "none", "at least one sub-domain on this PE");
-    for (int d : devices)
-      detail::require(d == runtime->device(), "devices", d,
-                      ("this PE's device, " + std::to_string(runtime->device()) + ", for each of its sub-domains").c_str());
-    const int pes = runtime->pes();
-    detail::require(pes <= detail::peer_max_launches, "PEs", pes,
-                    ("at most " + std::to_string(detail::peer_max_launches) + " PEs (the width of the norm board)").c_str());
     const auto per_pe = static_cast<unsigned long long>(devices.size());
-    if (pes > 1) {
-      DeviceBuffer<unsigned long long> scratch = detail::symmetric_buffer<unsigned long long>(4);
+    const int pes = runtime->pes();
+    std::exception_ptr local;
+    int parts = 0;
+    try {
+      detail::require(!devices.empty(), "devices", "none", "at least one sub-domain on this PE");
+      for (int d : devices)
+        detail::require(d == runtime->device(), "devices", d,
+                        ("this PE's device, " + std::to_string(runtime->device()) + ", for each of its sub-domains").c_str());
+      require_current_device(*runtime);
+      detail::require(pes <= detail::peer_max_launches, "PEs", pes,
+                      ("at most " + std::to_string(detail::peer_max_launches) + " PEs (the width of the norm board)").c_str());
+      global.validate();
+      parts = static_cast<int>(per_pe) * pes;
+      const Decomposition probe(global, parts, halo);  // refuses a split thinner than its halo
+    } catch (...) {
+      local = std::current_exception();
+    }
+    {
+      DeviceBuffer<unsigned long long> scratch = detail::symmetric_buffer<unsigned long long>(6);
       const Stream stream;
-      const auto most = detail::nvshmem_max({per_pe, ~per_pe}, scratch, stream.get());
+      const auto most = detail::nvshmem_agree(local, "to construct its solver", {per_pe, ~per_pe}, scratch, stream.get());
       detail::require(most[0] == per_pe && ~most[1] == per_pe, "devices", static_cast<std::int64_t>(per_pe),
                       "as many sub-domains on every PE");
     }
-    global.validate();
-    const int parts = static_cast<int>(per_pe) * pes;
     const Decomposition whole(global, parts, halo);
     std::size_t largest = 0;
     for (int s = 0; s < parts; ++s)
@@ -561,6 +647,16 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
       return DeviceGrid<value_type>(l, detail::symmetric_buffer<value_type>(largest));
     };
     return p;
+  }
+
+  // The solver runs on its PE's GPU, which must be current (its streams and buffers are there).
+  static void require_current_device(const NvshmemRuntime& runtime) {
+    int current = -1;
+    RELAX_CUDA_CHECK(cudaGetDevice(&current));
+    detail::require(current == runtime.device(), "current device", current,
+                    ("this PE's device, " + std::to_string(runtime.device()) +
+                     " (NvshmemRuntime::device()): make it current before constructing or solving")
+                        .c_str());
   }
 
   // The PE of sub-domain s.
@@ -584,10 +680,26 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
 
   // ‖b‖ over every PE's slabs: the max of the bits of |‖b‖| (NaN above every number, as in
   // `collect_max`).
-  double global_rhs_norm(const DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
-    const auto mine = static_cast<value_type>(this->rhs_norm(u, b));
+  // Collective: checks the grids (made by this solver, `u` in the symmetric heap) and the current
+  // device, gives the workspaces `u`'s rings, and returns ‖b‖ over every PE's slabs (the max of
+  // the bits of |‖b‖|: NaN above every number, as in `collect_max`), in one reduction with the
+  // agreement that no PE refused its grids.
+  double begin_everywhere(DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
+    std::exception_ptr local;
+    value_type mine = value_type(0);
+    try {
+      require_current_device(*NvshmemRuntime::active());
+      for (int s = this->first(); s < this->first() + this->held(); ++s)
+        detail::require(u.holds(s) && nvshmem_ptr(u.part(s).data(), me_) != nullptr, "u", s,
+                        "a grid in NVSHMEM's symmetric heap, made by this solver's make_grid");
+      this->begin(u, b);
+      mine = static_cast<value_type>(this->rhs_norm(u, b));
+    } catch (...) {
+      local = std::current_exception();
+    }
+    const auto most = detail::nvshmem_agree(local, "to begin its solve (its grids)",
+                                            {static_cast<unsigned long long>(arith::abs_bits(mine))}, reduce_, stream_.get());
     if (pes_ == 1) return static_cast<double>(mine);
-    const auto most = detail::nvshmem_max({static_cast<unsigned long long>(arith::abs_bits(mine))}, reduce_, stream_.get());
     return static_cast<double>(arith::from_bits<value_type>(static_cast<arith::bits_t<value_type>>(most[0])));
   }
 
@@ -651,7 +763,7 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
   PinnedBuffer<Words> host_words_{1};
   std::vector<DeviceBuffer<unsigned long long>> flags_;  // each held slab's signal words (symmetric)
   DeviceBuffer<Words> board_;                            // the norms of every PE's checks (symmetric)
-  DeviceBuffer<unsigned long long> reduce_;              // ‖b‖'s reduction (symmetric)
+  DeviceBuffer<unsigned long long> reduce_;              // the reductions of solve (symmetric)
 };
 
 }  // namespace relax
