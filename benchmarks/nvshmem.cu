@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,22 +72,18 @@ int main(int argc, char** argv) {
     std::printf("no CUDA device is present\n");
     return 1;
   }
-  std::optional<relax::NvshmemRuntime> runtime;
-  if (const int local = relax::NvshmemRuntime::launcher_local_rank(); local >= 0)
-    runtime.emplace(local % gpus, relax::NvshmemRuntime::FromLauncher{});
-  else
-    runtime.emplace(0);
+  const relax::NvshmemRuntime runtime(relax::NvshmemRuntime::FromEnvironment{});
   // PE 0 reports (to the console and --benchmark_out); the other PEs run the same solves, each
   // collective, and report nothing, so they leave --benchmark_out alone.
   std::vector<char*> args(argv, argv + argc);
-  if (runtime->pe() != 0)
+  if (runtime.pe() != 0)
     args.erase(std::remove_if(args.begin() + 1, args.end(),
                               [](const char* a) { return std::string(a).rfind("--benchmark_out", 0) == 0; }),
                args.end());
   int count = static_cast<int>(args.size());
   benchmark::Initialize(&count, args.data());
   if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
-  if (runtime->pe() == 0) {
+  if (runtime.pe() == 0) {
     benchmark::RunSpecifiedBenchmarks();
   } else {
     Quiet display;

@@ -16,7 +16,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <vector>
 
 int main() {
@@ -26,12 +25,8 @@ int main() {
     return 77;
   }
   // NVSHMEM first (before any solver or grid): from the launcher when one started us, else alone.
-  std::optional<relax::NvshmemRuntime> runtime;
-  if (const int local = relax::NvshmemRuntime::launcher_local_rank(); local >= 0)
-    runtime.emplace(local % gpus, relax::NvshmemRuntime::FromLauncher{});
-  else
-    runtime.emplace(0);
-  const int pe = runtime->pe();
+  const relax::NvshmemRuntime runtime(relax::NvshmemRuntime::FromEnvironment{});
+  const int pe = runtime.pe();
 
   relax::DiffusionParams p;
   p.n = 257;
@@ -48,7 +43,7 @@ int main() {
 
     // Two slabs on this PE's GPU, the box split over every PE (collective from here on).
     relax::MultiSolver<relax::Stencil5<float>, relax::DeviceLoop<relax::Sync>, relax::Nvshmem> solver(
-        p.extents(), {runtime->device(), runtime->device()}, stencil, relax::Fixed(8));
+        p.extents(), {runtime.device(), runtime.device()}, stencil, relax::Fixed(8));
     relax::DistributedDiffusionState<float> split(p, solver);
     const relax::RunReport got = relax::run_diffusion(solver, split);
 
@@ -61,7 +56,7 @@ int main() {
       ok = got.steps[k].sweeps == want.steps[k].sweeps && got.steps[k].rho == want.steps[k].rho;
     const auto& d = split.u().decomposition();
     std::printf("PE %d of %d (GPU %d): sub-domains %d to %d of %d, %zu steps, %lld sweeps in the last, %s %s\n", pe,
-                runtime->pes(), runtime->device(), split.u().first(), split.u().first() + split.u().held() - 1, d.size(),
+                runtime.pes(), runtime.device(), split.u().first(), split.u().first() + split.u().held() - 1, d.size(),
                 got.steps.size(), got.steps.empty() ? 0LL : static_cast<long long>(got.steps.back().sweeps),
                 solver.stored_directly() ? "(halos stored through NVSHMEM's mapping):" : "(halos put with a signal):",
                 ok ? "OK, the one-domain run bit for bit" : "MISMATCH");

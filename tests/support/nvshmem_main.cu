@@ -7,7 +7,6 @@
 #include <relax/multi/nvshmem.cuh>
 
 #include <cstdio>
-#include <optional>
 
 int main(int argc, char** argv) {
   const int gpus = relax::device_count();
@@ -15,13 +14,9 @@ int main(int argc, char** argv) {
     std::printf("no CUDA device is present: NVSHMEM tests skipped\n");
     return 77;
   }
-  std::optional<relax::NvshmemRuntime> runtime;
-  if (const int local = relax::NvshmemRuntime::launcher_local_rank(); local >= 0)
-    runtime.emplace(local % gpus, relax::NvshmemRuntime::FromLauncher{});
-  else
-    runtime.emplace(0);
-  const relax::DeviceInfo info = relax::device_info(runtime->device());
-  std::printf("PE %d of %d on device %d: %s, %d SMs\n", runtime->pe(), runtime->pes(), runtime->device(),
+  const relax::NvshmemRuntime runtime(relax::NvshmemRuntime::FromEnvironment{});
+  const relax::DeviceInfo info = relax::device_info(runtime.device());
+  std::printf("PE %d of %d on device %d: %s, %d SMs\n", runtime.pe(), runtime.pes(), runtime.device(),
               info.name.c_str(), info.sm_count);
   return Catch::Session().run(argc, argv);
 }

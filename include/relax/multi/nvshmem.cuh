@@ -120,10 +120,22 @@ class NvshmemRuntime {
   //! bootstrap fails.
   NvshmemRuntime(int device, FromLauncher) {
     select(device);
-    if (std::getenv("NVSHMEM_BOOTSTRAP") == nullptr && std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr)
-      setenv("NVSHMEM_BOOTSTRAP", "MPI", 0);
-    nvshmem_init();
-    started();
+    start_from_launcher();
+  }
+  //! Selects the constructor that chooses the bootstrap from how the process was started.
+  struct FromEnvironment {};
+  //! From the launcher when one started this process (`launcher_local_rank()` ≥ 0), on the GPU of
+  //! that local rank modulo the GPUs present; otherwise alone, on GPU 0.
+  explicit NvshmemRuntime(FromEnvironment) {
+    const int gpus = device_count();
+    detail::require(gpus > 0, "devices", 0, "a CUDA device for this process's PE, but none is present");
+    if (const int local = launcher_local_rank(); local >= 0) {
+      select(local % gpus);
+      start_from_launcher();
+    } else {
+      select(0);
+      start(0, 1, unique_id());
+    }
   }
   NvshmemRuntime(const NvshmemRuntime&) = delete;
   NvshmemRuntime& operator=(const NvshmemRuntime&) = delete;
@@ -177,6 +189,12 @@ class NvshmemRuntime {
     detail::require_devices({device});
     RELAX_CUDA_CHECK(cudaSetDevice(device));  // a PE's GPU is the one current when NVSHMEM starts
     device_ = device;
+  }
+  void start_from_launcher() {
+    if (std::getenv("NVSHMEM_BOOTSTRAP") == nullptr && std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr)
+      setenv("NVSHMEM_BOOTSTRAP", "MPI", 0);
+    nvshmem_init();
+    started();
   }
   void start(int rank, int ranks, const nvshmemx_uniqueid_t& id) {
     nvshmemx_init_attr_t attributes = NVSHMEMX_INIT_ATTR_INITIALIZER;
