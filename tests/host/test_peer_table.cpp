@@ -162,3 +162,28 @@ TEST_CASE("the kernels of a CPU-free solve: per device, per sub-domain, or runs 
   CHECK(detail::peer_kernels({0, 0, 1, 1}, false, 2) == Kernels{{0, {0}}, {0, {1}}, {1, {2}}, {1, {3}}});
   CHECK(detail::peer_kernels({3}, false, 1) == Kernels{{3, {0}}});
 }
+
+TEST_CASE("an edge row lands in the neighbour's ring row on our side, whatever the slabs' thickness", "[peer_table]") {
+  using relax::detail::Shape;
+  for (int rank : {2, 3}) {
+    const Shape mine{70, rank == 2 ? 5 : 9, rank == 2 ? 1 : 5, 96, 96 * 11, {}};
+    const Shape theirs{70, rank == 2 ? 7 : 9, rank == 2 ? 1 : 7, 96, 96 * 11, {}};
+    const std::int64_t step = rank == 2 ? mine.pitch : mine.plane;
+    const std::int64_t along = rank == 2 ? mine.ny : mine.nz, their_along = rank == 2 ? theirs.ny : theirs.nz;
+    for (std::int64_t column : {1, 33, 70}) {
+      INFO("rank " << rank << ", column " << column);
+      // Side 0: our row 1 becomes the ring row after their last row; side 1: our last row their row 0.
+      CHECK(step + column + relax::detail::peer_ring_shift(0, mine, theirs, rank) == (their_along + 1) * step + column);
+      CHECK(along * step + column + relax::detail::peer_ring_shift(1, mine, theirs, rank) == column);
+    }
+  }
+}
+
+TEST_CASE("a stalled word names the sub-domain and the sweep", "[peer_table]") {
+  const unsigned long long key = 41ull << relax::detail::peer_stall_bits | 3ull;
+  CHECK(relax::detail::peer_stall_text(~key, "put") == "sub-domain 3 never put its edge rows of sweep 41");
+  relax::detail::PeerSlab<float> t{};
+  relax::detail::peer_tile(t, relax::detail::Shape{300, 61, 1, 320, 0, {}}, 2, 128, 8, 4);
+  CHECK(relax::detail::peer_band_items(relax::detail::Shape{300, 61, 1, 320, 0, {}}, 2, 128, 8) == t.band_items);
+  CHECK(relax::detail::peer_band_items(relax::detail::Shape{150, 19, 13, 160, 160 * 21, {}}, 3, 128, 8) == 2 * 3);
+}

@@ -504,11 +504,7 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
     detail::require(this->size() < (1 << detail::peer_stall_bits), "devices", this->size(), "fewer sub-domains than 2^20");
     detail::require_cooperative_launch("relax::MultiSolver<DeviceLoop<Sync>, Nvshmem>",
                                        "relax::HostCopy with a launch-based strategy");
-    const Extents& e = this->decomposition_.global();
-    const detail::Shape whole{e.nx, e.ny, e.rank == 3 ? e.nz : 1, 0, 0, {}};
-    deep_ = Rows != 1;
-    if constexpr (Rows == dynamic)
-      deep_ = Sweeper<SyncTile<X, Y, Rows>>::template deep_rows_fill_device<Stencil::rank, value_type>(whole);
+    deep_ = detail::peer_deep_rows<X, Y, Rows, Stencil::rank, value_type>(this->decomposition_.global());
     kernel_ = deep_ ? detail::nvshmem_sync_kernel<X, Y, deep_rows, Stencil, value_type>
                     : detail::nvshmem_sync_kernel<X, Y, 1, Stencil, value_type>;
     cudaFuncAttributes attributes{};  // loaded now: a collective launch must not wait on a module load
@@ -518,10 +514,8 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
                     ("at most " + std::to_string(48 * 1024 / sizeof(Slabs)) +
                      " sub-domains on one PE (its table of them is in shared memory)").c_str());
     resident_ = detail::resident_blocks(kernel_, X * Y, shared_bytes_, "MultiSolver<DeviceLoop<SyncTile>, Nvshmem>");
-    Slabs probe{};
-    detail::peer_tile(probe, detail::shape_of(this->part(this->first()).scratch.layout()), Stencil::rank,
-                      X * detail::Vec16<value_type>::width, Y, 1);
-    band_items_ = probe.band_items;
+    band_items_ = detail::peer_band_items(detail::shape_of(this->part(this->first()).scratch.layout()), Stencil::rank,
+                                          X * detail::Vec16<value_type>::width, Y);
     // Symmetric, so collective in this order on every PE: each held slab's signal words (one per
     // parity, side and tile of an edge band), the board, the reduction's scratch.
     for (int k = 0; k < this->held(); ++k)
@@ -567,9 +561,9 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
         this->options_.record_history ? detail::tile_count(this->options_.max_sweeps, plan.check_every) : 0;
     plan.barrier_timeout_ns = comm_.timeout_ns;
     const cudaStream_t stream = stream_.get();
-    // Every PE is past its last solve (its puts delivered) before any resets its words, and all
-    // have reset them before any kernel signals into them.
-    nvshmemx_barrier_all_on_stream(stream);
+    // The words may be reset now: every solve ends with a barrier after its kernels (every PE's
+    // puts delivered), so no PE's earlier kernel still signals into them. All PEs have reset
+    // them before any kernel signals into them (the barrier below).
     workspace_.reserve(1, plan.history_capacity);
     workspace_.reset(stream);
     RELAX_CUDA_CHECK(cudaMemsetAsync(board_.data(), 0, sizeof(Words), stream));
@@ -732,8 +726,6 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
     t.array[1] = this->part(s).scratch.origin();
     t.b = b.part(s).origin();
     t.g = detail::shape_of(u.part(s).layout());
-    const std::int64_t step = Stencil::rank == 2 ? t.g.pitch : t.g.plane;
-    const std::int64_t along = Stencil::rank == 2 ? t.g.ny : t.g.nz;
     for (int side = 0; side < 2; ++side) {
       const bool has = side == 0 ? me.has_prev : me.has_next;
       const int n = side == 0 ? s - 1 : s + 1;
@@ -743,8 +735,7 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
       const GridLayout theirs_layout = this->decomposition_[n].template layout<value_type>();
       t.out[side][0] = reach(u.part(twin).data(), pe_of(n)) + theirs_layout.lead;
       t.out[side][1] = reach(this->part(twin).scratch.data(), pe_of(n)) + theirs_layout.lead;
-      const detail::Shape theirs = detail::shape_of(theirs_layout);
-      t.shift[side] = side == 0 ? (Stencil::rank == 2 ? theirs.ny : theirs.nz) * step : -along * step;
+      t.shift[side] = detail::peer_ring_shift(side, t.g, detail::shape_of(theirs_layout), Stencil::rank);
       t.inbound[side] = flags_[static_cast<std::size_t>(s - this->first())].data() + side * band_items_;
       t.outbound[side] = reach(flags_[static_cast<std::size_t>(twin - this->first())].data(), pe_of(n)) + (1 - side) * band_items_;
     }
@@ -757,11 +748,7 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
   // What the words say of a failed solve.
   std::string stalled() const {
     const Words& w = host_words_.data()[0];
-    if (w.stalled != 0) {
-      const unsigned long long key = ~w.stalled;
-      return "sub-domain " + std::to_string(key & ((1ull << detail::peer_stall_bits) - 1)) +
-             " never put its edge rows of sweep " + std::to_string(key >> detail::peer_stall_bits);
-    }
+    if (w.stalled != 0) return detail::peer_stall_text(w.stalled, "put");
     if (w.stalled_launch != 0) return "PE " + std::to_string(w.stalled_launch - 1) + " never posted its norm";
     return "a grid barrier";
   }

@@ -262,6 +262,18 @@ __global__ void __launch_bounds__(BlockX* BlockY)
       });
 }
 
+//! Whether the CPU-free kernels of `DeviceLoop<SyncTile<X, Y, Rows>>` on the box `e` take
+//! `tuning::sync_deep_rows` rows a thread (Rows ≠ 1; with `dynamic`, as the single-domain Sync
+//! would on the current device).
+template <int X, int Y, int Rows, int Rank, class T>
+bool peer_deep_rows(const Extents& e) {
+  if constexpr (Rows == dynamic)
+    return Sweeper<SyncTile<X, Y, Rows>>::template deep_rows_fill_device<Rank, T>(
+        Shape{e.nx, e.ny, e.rank == 3 ? e.nz : 1, 0, 0, {}});
+  else
+    return Rows != 1;
+}
+
 //! Makes every device of `devices` able to store into every other's memory (peer access).
 //! \throws relax::unavailable_error when two of them cannot reach each other.
 inline void enable_peer_access(const std::vector<int>& devices) {
@@ -323,12 +335,9 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
                                          "relax::HostCopy with a launch-based strategy");
     }
     detail::enable_peer_access(distinct);
-    const Extents& e = this->decomposition_.global();
-    const detail::Shape whole{e.nx, e.ny, e.rank == 3 ? e.nz : 1, 0, 0, {}};
-    deep_ = Rows != 1;
-    if constexpr (Rows == dynamic) {
+    {
       const detail::DeviceScope scope(distinct.front());
-      deep_ = Sweeper<SyncTile<X, Y, Rows>>::template deep_rows_fill_device<Stencil::rank, value_type>(whole);
+      deep_ = detail::peer_deep_rows<X, Y, Rows, Stencil::rank, value_type>(this->decomposition_.global());
     }
     cross_device_ = distinct.size() > 1;
     for (auto& group : groups) {
@@ -342,10 +351,8 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
       for (int s : launches_[h]->slabs) launch_of_[static_cast<std::size_t>(s)] = static_cast<int>(h);
     // Flag words (one per tile of an edge band, per side) for the slabs with a neighbour in
     // another kernel; the tiles across a band do not depend on the rows a thread takes.
-    Slabs probe{};
-    detail::peer_tile(probe, detail::shape_of(this->part(0).scratch.layout()), Stencil::rank,
-                      X * detail::Vec16<value_type>::width, Y, 1);
-    band_items_ = probe.band_items;
+    band_items_ = detail::peer_band_items(detail::shape_of(this->part(0).scratch.layout()), Stencil::rank,
+                                          X * detail::Vec16<value_type>::width, Y);
     for (int s = 0; s < this->size(); ++s) {
       const detail::DeviceScope scope(this->device(s));
       words_.emplace_back(static_cast<std::size_t>(flagged(s, 0) || flagged(s, 1) ? 2 * band_items_ : 1));
@@ -418,11 +425,7 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
       throw;
     }
     std::string stalled = stalled_launch;
-    if (earliest != 0) {
-      const unsigned long long key = ~earliest;
-      stalled = "sub-domain " + std::to_string(key & ((1ull << detail::peer_stall_bits) - 1)) +
-                " never stored its edge rows of sweep " + std::to_string(key >> detail::peer_stall_bits);
-    }
+    if (earliest != 0) stalled = detail::peer_stall_text(earliest, "stored");
     if (failed)
       throw device_loop_error("relax::MultiSolver<DeviceLoop<Sync>, PeerStore>: " +
                               (stalled.empty() ? std::string("a grid barrier") : stalled) + " did not complete within " +
@@ -532,8 +535,6 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
     t.array[1] = this->part(s).scratch.origin();
     t.b = b.part(s).origin();
     t.g = detail::shape_of(u.part(s).layout());
-    const std::int64_t step = Stencil::rank == 2 ? t.g.pitch : t.g.plane;
-    const std::int64_t along = Stencil::rank == 2 ? t.g.ny : t.g.nz;
     for (int side = 0; side < 2; ++side) {
       const bool has = side == 0 ? me.has_prev : me.has_next;
       const int n = side == 0 ? s - 1 : s + 1;
@@ -541,10 +542,7 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
       if (!has) continue;
       t.out[side][0] = u.part(n).origin();
       t.out[side][1] = this->part(n).scratch.origin();
-      // The edge row (storage row 1, or `along`) lands in the neighbour's ring row on our side:
-      // its last ring row (its `along` + 1) for the neighbour towards row 0, its row 0 for the other.
-      const detail::Shape theirs = detail::shape_of(u.part(n).layout());
-      t.shift[side] = side == 0 ? (Stencil::rank == 2 ? theirs.ny : theirs.nz) * step : -along * step;
+      t.shift[side] = detail::peer_ring_shift(side, t.g, detail::shape_of(u.part(n).layout()), Stencil::rank);
       if (flagged(s, side)) {
         t.inbound[side] = words_[static_cast<std::size_t>(s)].data() + side * band_items_;
         t.outbound[side] = words_[static_cast<std::size_t>(n)].data() + (1 - side) * band_items_;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -139,6 +140,30 @@ void peer_tile(PeerSlab<T>& t, const Shape& g, int rank, std::int64_t tile_colum
   const std::int64_t tiles_y = count(g.ny, rank == 2 ? std::int64_t{block_y} * rows : block_y);
   t.band_items = rank == 2 ? t.tiles_x : t.tiles_x * tiles_y;
   t.bands = rank == 2 ? tiles_y : count(g.nz, rows);
+}
+
+//! Host: the tiles of an edge band of a slab of shape `g` (the same in every slab of one
+//! decomposition: they do not depend on the rows a thread takes, nor on the slab's thickness).
+inline std::int64_t peer_band_items(const Shape& g, int rank, std::int64_t tile_columns, int block_y) {
+  PeerSlab<float> probe{};
+  peer_tile(probe, g, rank, tile_columns, block_y, 1);
+  return probe.band_items;
+}
+
+//! Host: the offset that takes an edge row (plane) of a slab of shape `mine` on `side` (storage
+//! row 1 on side 0, row `along` on side 1) to the neighbour's ring row on our side: its last ring
+//! row (its `along` + 1) for the neighbour towards row 0, its row 0 for the other.
+inline std::int64_t peer_ring_shift(int side, const Shape& mine, const Shape& theirs, int rank) {
+  const std::int64_t step = rank == 2 ? mine.pitch : mine.plane;
+  return side == 0 ? (rank == 2 ? theirs.ny : theirs.nz) * step : -(rank == 2 ? mine.ny : mine.nz) * step;
+}
+
+//! Host: what a kernel's `stalled` word (see `PeerLaunchWords`) says, for a Comm policy whose
+//! neighbours `verb` their edge rows ("stored", "put").
+inline std::string peer_stall_text(unsigned long long stalled, const char* verb) {
+  const unsigned long long key = ~stalled;
+  return "sub-domain " + std::to_string(key & ((1ull << peer_stall_bits) - 1)) + " never " + verb +
+         " its edge rows of sweep " + std::to_string(key >> peer_stall_bits);
 }
 
 //! Host: numbers the work items of a kernel's `count` slabs (their `edge_first` and
