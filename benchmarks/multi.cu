@@ -3,7 +3,8 @@
 // decomposition's own path) and with the single-domain Solver of the same strategy, at 256² and
 // 16384² (2D) and 512³ (3D): host-controlled (HostCopy with Sync, with and without the exchange
 // overlapped with interior compute, and with the column stream) and
-// CPU-free (PeerStore with DeviceLoop<Sync>, one kernel for both slabs, and one kernel per slab);
+// CPU-free (PeerStore with DeviceLoop<Sync> and with DeviceLoop<TemporalBlock<D, ColumnStream>>,
+// one kernel for both slabs, and one kernel per slab);
 // with NCCL (built where NCCL is found), one rank per GPU: its one-rank cost on one GPU; and
 // strong and weak scaling over the GPUs there are (rows multi_scaling/*: on one GPU, g = 1 only).
 // The figures `multi_virtual2_*_host` and `multi_virtual2_*_cpufree` come from these rows
@@ -92,6 +93,12 @@ const int registered = [] {
   register_sweeps<S5, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 256, 2048);
   register_sweeps<S5, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 16384, 64);
   register_sweeps<S7, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 512, 64);
+  // CPU-free with exact temporal blocking: a D-row halo after every pass of D sweeps.
+  using CpuFreeStream8 = relax::DeviceLoop<relax::TemporalBlock<8, relax::ColumnStream>>;
+  using CpuFreeStream4 = relax::DeviceLoop<relax::TemporalBlock<4, relax::ColumnStream>>;
+  register_sweeps<S5, CpuFreeStream8, relax::PeerStore>("DeviceLoop_Stream8", 256, 2048);
+  register_sweeps<S5, CpuFreeStream8, relax::PeerStore>("DeviceLoop_Stream8", 16384, 256);
+  register_sweeps<S7, CpuFreeStream4, relax::PeerStore>("DeviceLoop_Stream4", 512, 128);
   // Scaling (issue 15's benchmark; on one GPU, only its g = 1 rows): CPU-free and host-controlled.
   register_scaling<S5, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 16384, 64);
   register_scaling<S5, relax::TemporalBlock<8, relax::ColumnStream>, relax::HostCopy>("TemporalBlock8_stream", 16384, 256);

@@ -200,6 +200,18 @@ def figures(rows, runs):
                 f[f"multi_virtual2_overhead_pct_{key}_cpufree{suffix}"] = round((b / a - 1) * 100, 2)
                 f[f"multi_virtual2_us_per_sweep_{key}_cpufree{suffix}"] = round(b, 3)
                 f[f"multi_virtual2_extra_us_per_sweep_{key}_cpufree{suffix}"] = round(b - a, 3)
+        # CPU-free with temporal blocking (PeerStore, DeviceLoop<TemporalBlock<D, ColumnStream>>):
+        # k = 1 and 2 slabs against the single-domain streamed loop of the same D, same run.
+        for name, row in rows.items():
+            if not (m := re.fullmatch(rf"multi_sweep/(peer_store|peer_store_apart)/k:(1|2)/DeviceLoop_Stream(\d+)/N:{n}", name)):
+                continue
+            who, k, depth = m.groups()
+            if one := runs[row["_file"]].get(f"multi_sweep/one_domain/DeviceLoop_Stream{depth}/N:{n}"):
+                suffix = "_apart" if who == "peer_store_apart" else ""
+                stem = f"multi_stream{depth}_k{k}"
+                f[f"{stem}_overhead_pct_{key}_cpufree{suffix}"] = round((row["us_per_sweep"] / one["us_per_sweep"] - 1) * 100, 2)
+                f[f"{stem}_us_per_sweep_{key}_cpufree{suffix}"] = round(row["us_per_sweep"], 3)
+                f[f"multi_stream{depth}_one_domain_us_per_sweep_{key}"] = round(one["us_per_sweep"], 3)
     # Scaling over GPUs (benchmarks/multi.cu, rows multi_scaling/{strong,weak}/<comm>/gpus:g/...):
     # efficiency against one GPU, strong t1 / (g tg) for the same box, weak t1 / tg for g times it.
     for name, row in rows.items():

@@ -105,7 +105,8 @@ relax::RunReport run_gpu(const Options& o) {
 }
 
 // --devices: one slab per listed device (relax::MultiSolver), host-controlled halo copies or,
-// with --comm peer-store, the CPU-free solver.
+// with --comm peer-store, the CPU-free solver (device-loop: Sync's sweeps; device-stream: the
+// column stream, D exact sweeps a pass).
 template <class S, class Strategy, class Comm = relax::HostCopy>
 relax::RunReport run_multi(const Options& o) {
   relax::MultiSolver<S, Strategy, Comm> solver(o.problem.extents(), o.devices, S(o.problem.r),
@@ -116,7 +117,15 @@ relax::RunReport run_multi(const Options& o) {
 
 template <class S>
 relax::RunReport run_multi_stencil(const Options& o) {
-  if (o.comm == CommName::peer_store) return run_multi<S, relax::DeviceLoop<relax::Sync>, relax::PeerStore>(o);
+  if (o.comm == CommName::peer_store) {
+    if (o.strategy == StrategyName::device_loop) return run_multi<S, relax::DeviceLoop<relax::Sync>, relax::PeerStore>(o);
+    switch (o.depth) {  // device-stream: a D-row halo after every pass of D sweeps
+      case 1: return run_multi<S, relax::DeviceLoop<relax::TemporalBlock<1, relax::ColumnStream>>, relax::PeerStore>(o);
+      case 2: return run_multi<S, relax::DeviceLoop<relax::TemporalBlock<2, relax::ColumnStream>>, relax::PeerStore>(o);
+      case 4: return run_multi<S, relax::DeviceLoop<relax::TemporalBlock<4, relax::ColumnStream>>, relax::PeerStore>(o);
+      default: return run_multi<S, relax::DeviceLoop<relax::TemporalBlock<8, relax::ColumnStream>>, relax::PeerStore>(o);
+    }
+  }
   if (o.strategy == StrategyName::sync) return run_multi<S, relax::Sync>(o);
   switch (o.depth) {
     case 1: return run_multi<S, relax::TemporalBlock<1, relax::ColumnStream>>(o);

@@ -80,8 +80,9 @@ inline const char* usage() {
          "  --gpus K           --devices 0,1,...,K-1 (one slab on each of K GPUs)\n"
          "  --comm C           the slabs' halo exchange: host-copy (the host copies the halos after\n"
          "                     each batch; strategies sync and temporal) | peer-store (the kernels\n"
-         "                     store them and sync on flags, no host in the loop; strategy\n"
-         "                     device-loop) (default host-copy)\n"
+         "                     store them and sync on flags, no host in the loop; strategies\n"
+         "                     device-loop and device-stream, whose halo is D rows every pass)\n"
+         "                     (default host-copy)\n"
          "  --backend B        auto | gpu | cpu (default auto: the GPU if one is present)\n"
          "  --threads P        reference backend threads, 0 = all (default 0)\n"
          "  --precision P      float | double (default float)\n"
@@ -225,8 +226,10 @@ inline Options parse(const std::vector<std::string>& args) {
                          "given with --devices or --gpus (the exchange between sub-domains)");
   if (!o.devices.empty()) {
     if (o.comm == CommName::peer_store)
-      relax::detail::require(o.strategy == StrategyName::device_loop, "--strategy", to_string(o.strategy),
-                             "device-loop with --comm peer-store (the CPU-free multi-sub-domain solver's)");
+      relax::detail::require(o.strategy == StrategyName::device_loop || o.strategy == StrategyName::device_stream,
+                             "--strategy", to_string(o.strategy),
+                             "device-loop or device-stream with --comm peer-store (the CPU-free multi-sub-domain "
+                             "solver's)");
     else
       relax::detail::require(o.strategy == StrategyName::sync || o.strategy == StrategyName::temporal, "--strategy",
                              to_string(o.strategy), "sync or temporal with --devices (the multi-sub-domain solver's)");

@@ -298,6 +298,99 @@ TEST_CASE("a sub-domain that never signals ends the CPU-free solve with an error
   }
 }
 
+namespace {
+
+template <int D>
+using CpuFreeStream = relax::DeviceLoop<relax::TemporalBlock<D, relax::ColumnStream>>;
+
+// The streamed CPU-free solve against the single-domain Sync solve: one kernel for all
+// sub-domains, one kernel per sub-domain (every neighbour counted through flags) and, from
+// three sub-domains, two kernels.
+template <int D, class S>
+void check_peer_stream(const Extents& e, const S& s, int parts, int m = 8, std::int64_t max_sweeps = 400) {
+  check_split_equals_whole<CpuFreeStream<D>, relax::PeerStore, relax::Sync>(e, s, parts, m, max_sweeps);
+  relax::PeerStore apart;
+  apart.launch_per_subdomain = true;
+  check_split_equals_whole<CpuFreeStream<D>, relax::PeerStore, relax::Sync>(e, s, parts, m, max_sweeps, apart);
+  if (parts < 3) return;
+  relax::PeerStore pairs;
+  pairs.kernels_per_device = 2;
+  check_split_equals_whole<CpuFreeStream<D>, relax::PeerStore, relax::Sync>(e, s, parts, m, max_sweeps, pairs);
+}
+
+}  // namespace
+
+TEST_CASE("k sub-domains on one GPU solve as one with temporal blocking and no host in the loop "
+          "(DeviceLoop<TemporalBlock<D, ColumnStream>>, PeerStore)",
+          "[multi][peer_store][peer_stream]") {
+  const relax::Stencil5<float> s(10.0);
+  for (int parts : {1, 2, 3, 4}) {
+    for (std::int64_t n : {70, 257})
+      check_peer_stream<4>(Extents(n, n), s, parts);
+    check_peer_stream<4>(Extents(1000, 70), s, parts);
+    check_peer_stream<4>(Extents(33, 517), s, parts, 5, 37);  // passes of 4 and 1, the cap not a multiple of M
+    check_peer_stream<4>(Extents(257, 257), relax::Stencil5<double>(1.0), parts, 3, 50);  // checks every 3: passes of 3
+    check_peer_stream<2>(Extents(40, 40, 40), relax::Stencil7<float>(1.0), parts);
+    check_peer_stream<2>(Extents(33, 17, 29), relax::Stencil7<float>(10.0), parts, 5, 37);
+  }
+  check_peer_stream<4>(Extents(1000, 1000), s, 3, 8, 96);
+  check_peer_stream<4>(Extents(70, 16), s, 4);  // four-row sub-domains: as thin as the halo, every row in both bands
+  check_peer_stream<4>(Extents(70, 23), s, 3);  // seven and eight rows: the bands overlap
+  check_peer_stream<2>(Extents(9, 5, 8), relax::Stencil7<float>(10.0), 4);  // two-plane sub-domains
+  check_peer_stream<4>(Extents(1, 4), s, 1);
+}
+
+TEST_CASE("the streamed CPU-free multi-sub-domain solver on small boxes, for the sanitizers",
+          "[multi][peer_store][peer_stream][sanitize]") {
+  check_peer_stream<4>(Extents(70, 33), relax::Stencil5<float>(10.0), 3, 4, 24);
+  check_peer_stream<2>(Extents(20, 9, 7), relax::Stencil7<float>(1.0), 2, 2, 10);
+}
+
+TEST_CASE("the ten-step problem on k sub-domains with temporal blocking and PeerStore is the single-domain run",
+          "[multi][peer_store][peer_stream][diffusion]") {
+  check_ten_steps<relax::Sync, CpuFreeStream<4>, relax::PeerStore>(GENERATE(relax::Source::point, relax::Source::gaussian));
+}
+
+TEST_CASE("many short streamed CPU-free solves lose or repeat no halo", "[multi][peer_store][peer_stream]") {
+  relax::PeerStore apart;
+  apart.launch_per_subdomain = true;
+  const std::vector<relax::PeerStore> comms{relax::PeerStore{}, apart};
+  const std::vector<int> four{0, 0, 0, 0};
+  relax::testing::check_short_solves<CpuFreeStream<4>>(Extents(130, 61), relax::Stencil5<float>(10.0), 300, four, comms);
+  relax::testing::check_short_solves<CpuFreeStream<2>>(Extents(20, 9, 13), relax::Stencil7<float>(1.0), 150, four, comms);
+}
+
+TEST_CASE("a sub-domain that never signals ends the streamed CPU-free solve with an error naming it",
+          "[multi][peer_store][peer_stream]") {
+  relax::PeerStore comm;
+  comm.launch_per_subdomain = true;
+  comm.silent_subdomain = 2;
+  comm.timeout_ns = 200'000'000;  // 0.2 s
+  using Multi = relax::MultiSolver<relax::Stencil5<float>, CpuFreeStream<4>, relax::PeerStore>;
+  Multi split(Extents(256, 96), {0, 0, 0}, relax::Stencil5<float>(10.0), relax::Fixed(8), {}, comm);
+  auto u = split.make_grid();
+  auto b = split.make_grid();
+  std::string what;
+  try {
+    split.solve(u, b);
+  } catch (const relax::device_loop_error& x) {
+    what = x.what();
+  }
+  CHECK_THAT(what, Catch::Contains("sub-domain 2 never stored its edge rows") && Catch::Contains("TemporalBlock"));
+}
+
+TEST_CASE("the streamed CPU-free multi-sub-domain solver refuses what it cannot run", "[multi][peer_store][peer_stream][validation]") {
+  const relax::Stencil5<float> s(1.0);
+  using Multi = relax::MultiSolver<relax::Stencil5<float>, CpuFreeStream<8>, relax::PeerStore>;
+  // 64 rows in 9 slabs: 7 rows each, thinner than the 8-row halo of D = 8.
+  CHECK_THROWS_WITH(Multi(Extents(64, 64), std::vector<int>(9, 0), s), Catch::Contains("thinnest sub-domain"));
+  using Double3d = relax::MultiSolver<relax::Stencil7<double>, CpuFreeStream<2>, relax::PeerStore>;
+  CHECK_THROWS_AS(Double3d(Extents(16, 16, 16), {0, 0}, relax::Stencil7<double>(1.0)), relax::unavailable_error);
+  relax::SolveOptions overlapped;
+  overlapped.checks = relax::CheckMode::overlapped;
+  CHECK_THROWS_WITH(Multi(Extents(64, 64), {0, 0}, s, relax::Fixed(8), overlapped), Catch::Contains("options.checks"));
+}
+
 TEST_CASE("the CPU-free multi-sub-domain solver refuses bad settings", "[multi][peer_store][validation]") {
   const relax::Stencil5<float> s(1.0);
   const Extents e(64, 64);

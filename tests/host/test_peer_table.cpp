@@ -187,3 +187,112 @@ TEST_CASE("a stalled word names the sub-domain and the sweep", "[peer_table]") {
   CHECK(relax::detail::peer_band_items(relax::detail::Shape{300, 61, 1, 320, 0, {}}, 2, 128, 8) == t.band_items);
   CHECK(relax::detail::peer_band_items(relax::detail::Shape{150, 19, 13, 160, 160 * 21, {}}, 3, 128, 8) == 2 * 3);
 }
+
+namespace {
+
+// The streamed loop's numbering of the slabs of `d` (halo H), all in one kernel or one kernel a
+// slab, segments of `segment` rows: every segment of owned rows once, the edge segments first;
+// a segment's sides are the bands it touches, brute force; the neighbour's band segments facing
+// a slab (the pushes it counts per strip group) are the segments of that neighbour with that side.
+void check_stream_numbering(const Extents& e, int parts, int halo, std::int64_t segment, bool per_slab) {
+  INFO("box " << e.to_text() << ", " << parts << " slabs, halo " << halo << ", segments of " << segment
+              << (per_slab ? ", a kernel a slab" : ", one kernel"));
+  const Decomposition d(e, parts, halo);
+  std::vector<float> dummy(4);
+  std::vector<unsigned long long> flags(4);
+  std::vector<detail::PeerSlab<float>> all;
+  for (int s = 0; s < d.size(); ++s) {
+    detail::PeerSlab<float> t{};
+    for (int side = 0; side < 2; ++side)
+      if (side == 0 ? d[s].has_prev : d[s].has_next) {
+        t.out[side][0] = t.out[side][1] = dummy.data();
+        if (per_slab) t.inbound[side] = t.outbound[side] = flags.data();
+      }
+    detail::peer_stream_tile(t, d[s].has_prev ? halo : 1, d[s].owned.count, halo, segment);
+    all.push_back(t);
+  }
+  // Sides of each segment of a slab, brute force over its rows; the pushes towards each side.
+  std::vector<std::vector<int>> sides(all.size());
+  std::vector<std::int64_t> pushing[2] = {std::vector<std::int64_t>(all.size()), std::vector<std::int64_t>(all.size())};
+  for (std::size_t s = 0; s < all.size(); ++s) {
+    const auto& t = all[s];
+    REQUIRE(t.segments == (t.owned + segment - 1) / segment);
+    for (std::int64_t q = 0; q < t.segments; ++q) {
+      int bits = 0;
+      for (std::int64_t row = t.first + q * segment; row < std::min(t.first + (q + 1) * segment, t.first + t.owned); ++row) {
+        if (t.out[0][0] != nullptr && row < t.first + halo) bits |= 1;
+        if (t.out[1][0] != nullptr && row >= t.first + t.owned - halo) bits |= 2;
+      }
+      sides[s].push_back(bits);
+      for (int side = 0; side < 2; ++side) pushing[side][s] += (bits >> side) & 1;
+    }
+    CHECK(t.band_segments[0] == pushing[0][s]);
+    CHECK(t.band_segments[1] == pushing[1][s]);
+    for (int side = 0; side < 2; ++side)
+      if (t.out[side][0] != nullptr)  // what the neighbour counts, from its own arithmetic
+        CHECK(detail::peer_band_segments(t.owned, halo, segment, side) == pushing[side][s]);
+  }
+  const int kernels = per_slab ? d.size() : 1;
+  for (int h = 0; h < kernels; ++h) {
+    std::vector<detail::PeerSlab<float>> slabs(per_slab ? all.begin() + h : all.begin(), per_slab ? all.begin() + h + 1 : all.end());
+    const auto [edges, segments] = detail::peer_stream_number(slabs.data(), slabs.size());
+    detail::PeerLaunch<float> launch{};
+    launch.slabs = slabs.data();
+    launch.count = static_cast<int>(slabs.size());
+    launch.edge_items = edges;
+    launch.items = segments;
+    std::set<std::pair<int, std::int64_t>> seen;
+    for (std::int64_t v = 0; v < segments; ++v) {
+      const detail::PeerSegment it = detail::peer_segment(launch, v);
+      REQUIRE(it.slab >= 0);
+      REQUIRE(it.slab < launch.count);
+      const auto& t = slabs[static_cast<std::size_t>(it.slab)];
+      const std::size_t s = static_cast<std::size_t>(per_slab ? h : it.slab);
+      REQUIRE((it.y0 - t.first) % segment == 0);
+      const std::int64_t q = (it.y0 - t.first) / segment;
+      REQUIRE(q >= 0);
+      REQUIRE(q < t.segments);
+      CHECK(it.y1 == std::min(it.y0 + segment, t.first + t.owned));
+      CHECK(seen.insert({it.slab, q}).second);
+      CHECK(it.sides == sides[s][static_cast<std::size_t>(q)]);
+      CHECK((v < edges) == (it.sides != 0 || detail::peer_edge_segments(t) == t.segments));
+      CHECK(it.flagged == (per_slab ? it.sides : 0));
+    }
+    std::int64_t total = 0;
+    for (const auto& t : slabs) total += t.segments;
+    CHECK(static_cast<std::int64_t>(seen.size()) == total);
+    CHECK(segments == total);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the streamed CPU-free kernel's segments cover the owned rows once, bands first, with their sides",
+          "[peer_store][decomposition]") {
+  for (bool per_slab : {false, true}) {
+    check_stream_numbering(Extents(70, 70), 1, 4, 16, per_slab);
+    check_stream_numbering(Extents(70, 70), 3, 4, 16, per_slab);
+    check_stream_numbering(Extents(70, 16), 4, 4, 16, per_slab);   // as thin as the halo: one segment, both bands
+    check_stream_numbering(Extents(70, 23), 3, 4, 3, per_slab);    // bands overlap, segments shorter than the halo
+    check_stream_numbering(Extents(70, 1000), 4, 8, 37, per_slab);
+    check_stream_numbering(Extents(70, 1000), 4, 8, 250, per_slab);
+    check_stream_numbering(Extents(9, 5, 8), 4, 2, 1, per_slab);   // one-plane segments
+    check_stream_numbering(Extents(20, 9, 29), 3, 2, 4, per_slab);
+  }
+}
+
+TEST_CASE("a row moves to the same global row of the neighbour's halo", "[peer_table]") {
+  // Slabs of 70 rows, halo 4: the band of slab s + 1 facing slab s (its storage rows 4..7, its
+  // first owned rows) lands on the storage rows of slab s that hold the same global rows.
+  const Decomposition d(Extents(30, 210), 3, 4);
+  const std::int64_t pitch = 32;
+  for (int s = 0; s + 1 < d.size(); ++s) {
+    const relax::Slab& me = d[s + 1];
+    const relax::Slab& them = d[s];
+    const std::int64_t shift = detail::peer_halo_shift(me.origin_row, them.origin_row, pitch);
+    for (std::int64_t row = 4; row < 8; ++row) {  // slab s + 1's band facing slab s (storage rows)
+      const std::int64_t global = me.origin_row + row - 1;
+      CHECK(row * pitch + shift == (global - them.origin_row + 1) * pitch);
+    }
+  }
+}

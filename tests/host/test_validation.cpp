@@ -129,8 +129,14 @@ TEST_CASE("driver options: defaults, values and errors", "[validation][driver]")
   const auto peer = relax::driver::parse({"--devices", "0,0", "--comm", "peer-store", "--strategy", "device-loop"});
   CHECK(peer.comm == relax::driver::CommName::peer_store);
   CHECK(relax::driver::parse({"--devices", "0,0", "--strategy", "sync"}).comm == relax::driver::CommName::host_copy);
+  const auto streamed =
+      relax::driver::parse({"--devices", "0,0", "--comm", "peer-store", "--strategy", "device-stream", "--depth", "8"});
+  CHECK(streamed.strategy == relax::driver::StrategyName::device_stream);
+  CHECK(streamed.depth == 8);
   CHECK_THROWS_WITH(relax::driver::parse({"--devices", "0,0", "--comm", "peer-store", "--strategy", "sync"}),
-                    Catch::Contains("device-loop with --comm peer-store"));
+                    Catch::Contains("device-loop or device-stream with --comm peer-store"));
+  CHECK_THROWS_WITH(relax::driver::parse({"--devices", "0,0", "--comm", "peer-store", "--strategy", "on-chip"}),
+                    Catch::Contains("device-loop or device-stream with --comm peer-store"));
   CHECK_THROWS_WITH(relax::driver::parse({"--comm", "peer-store", "--strategy", "device-loop"}),
                     Catch::Contains("given with --devices or --gpus"));
   CHECK_THROWS_WITH(relax::driver::parse({"--devices", "0", "--gpus", "2", "--strategy", "sync"}),

@@ -65,7 +65,8 @@ struct PeerStore {
 
 //! Jacobi on the slabs of a box, one per entry of `devices`, with the Comm policy `Comm`:
 //! `MultiSolver<S, Strategy, HostCopy>` (`multi/host_copy.cuh`),
-//! `MultiSolver<S, DeviceLoop<Sync>, PeerStore>` (`multi/peer_store.cuh`).
+//! `MultiSolver<S, DeviceLoop<Sync>, PeerStore>` and
+//! `MultiSolver<S, DeviceLoop<TemporalBlock<D, ColumnStream>>, PeerStore>` (`multi/peer_store.cuh`).
 template <class Stencil, class Strategy, class Comm = HostCopy>
 class MultiSolver;
 

@@ -1,7 +1,8 @@
 #pragma once
 //! \file
 //! Jacobi on several sub-domains with no host in the loop: `MultiSolver<S, DeviceLoop<Sync>,
-//! PeerStore>`. One cooperative kernel per device runs the whole solve over the slabs that device
+//! PeerStore>` (and, with temporal blocking, `DeviceLoop<TemporalBlock<D, ColumnStream>>`,
+//! below). One cooperative kernel per device runs the whole solve over the slabs that device
 //! holds (or one kernel per slab, `PeerStore::launch_per_subdomain`); the kernels exchange halo
 //! rows and take the stop decision among themselves.
 //!
@@ -34,8 +35,12 @@
 //! kernel; separate kernels on one device (`launch_per_subdomain`) split its resident blocks
 //! between them, which CUDA does not promise to run at once: a timeout is then the error.
 //!
-//! The same kernel over NVSHMEM, one process per GPU: `multi/nvshmem.cuh`. Not yet built:
-//! temporal blocking across slabs (a D-row halo every D sweeps) in the CPU-free form.
+//! `MultiSolver<S, DeviceLoop<TemporalBlock<D, ColumnStream>>, PeerStore>`: exact temporal
+//! blocking across slabs, the single-domain streamed loop's passes of up to D sweeps on every
+//! slab's owned rows, a D-row (plane) halo stored into the neighbours after every pass, the
+//! flags counting the neighbours' band items (`peer_stream_kernel`); the same bits.
+//!
+//! The Sync kernel over NVSHMEM, one process per GPU: `multi/nvshmem.cuh`.
 
 #include <relax/core/buffer.hpp>
 #include <relax/multi/distributed.cuh>
@@ -60,28 +65,36 @@ namespace relax {
 
 namespace detail {
 
-//! Block-level: waits until the neighbours' tiles facing tile `r` of the edge bands on `sides`
-//! have stored the edge rows of `sweeps` sweeps into the slab's ring. False (and the kernel's
-//! failure flag raised) when a wait timed out or another wait failed first; the sub-domain that
-//! did not signal is recorded only by a wait that itself ran out of time (a wait cut short by
-//! another's failure says nothing of its neighbour). `Scope`: the device, or the system when the
-//! solve spans devices.
-template <cuda::thread_scope Scope, class T>
-__device__ bool peer_wait(const PeerSlab<T>& sl, int sides, std::int64_t r, unsigned long long sweeps,
-                          const PeerLaunch<T>& launch, int* failed, std::uint64_t timeout_ns) {
+//! Block-level: waits until word `r` of `sl`'s inbound words on each of `sides` reaches
+//! `target(side)` (`sweeps`, the sweeps done, names the wait in a stall report). False (and the
+//! kernel's failure flag raised) when a wait timed out or another wait failed first; the
+//! sub-domain that did not signal is recorded only by a wait that itself ran out of time (a wait
+//! cut short by another's failure says nothing of its neighbour). `Scope`: the device, or the
+//! system when the solve spans devices.
+template <cuda::thread_scope Scope, class T, class Target>
+__device__ bool peer_wait_for(const PeerSlab<T>& sl, int sides, std::int64_t r, Target target, unsigned long long sweeps,
+                              const PeerLaunch<T>& launch, int* failed, std::uint64_t timeout_ns) {
   bool ok = true;
   if (threadIdx.x == 0 && threadIdx.y == 0) {
     for (int side = 0; side < 2 && ok; ++side) {
       if ((sides & (1 << side)) == 0) continue;
       cuda::atomic_ref<unsigned long long, Scope> word(sl.inbound[side][r]);
       const std::uint64_t began = global_ns();
-      ok = bounded_wait([&] { return word.load(cuda::memory_order_relaxed) >= sweeps; }, failed, timeout_ns);
+      ok = bounded_wait([&] { return word.load(cuda::memory_order_relaxed) >= target(side); }, failed, timeout_ns);
       if (!ok && global_ns() - began > timeout_ns)
         atomicMax(&launch.words->stalled, ~(sweeps << peer_stall_bits | static_cast<unsigned long long>(sl.neighbour[side])));
     }
     cuda::atomic_thread_fence(cuda::memory_order_acquire, Scope);
   }
   return __syncthreads_or(!ok) == 0;
+}
+
+//! Block-level: waits until the neighbours' tiles facing tile `r` of the edge bands on `sides`
+//! have stored the edge rows of `sweeps` sweeps into the slab's ring (`peer_wait_for`).
+template <cuda::thread_scope Scope, class T>
+__device__ bool peer_wait(const PeerSlab<T>& sl, int sides, std::int64_t r, unsigned long long sweeps,
+                          const PeerLaunch<T>& launch, int* failed, std::uint64_t timeout_ns) {
+  return peer_wait_for<Scope>(sl, sides, r, [&](int) { return sweeps; }, sweeps, launch, failed, timeout_ns);
 }
 
 //! Block-level, after the block's edge tile `r` is stored: raises the neighbours' words for it
@@ -262,6 +275,145 @@ __global__ void __launch_bounds__(BlockX* BlockY)
       });
 }
 
+//! Block-level, after the block streamed strip group (2D) or (x, y) tile (3D) `group` of a pass of
+//! depth d into array `dst`: stores the rows (planes) of the band on each of `sides` that the item
+//! stored, [y0, y1) ∩ the band, through the neighbour's pointer into the same global rows of the
+//! neighbour's halo in its array of that parity, then, on the flagged sides, adds 1 to the
+//! neighbour's word for this slab (release: every thread's stores first).
+template <int Rank, int d, cuda::thread_scope Scope, class T>
+__device__ __forceinline__ void peer_push_band(const PeerSlab<T>& sl, const PeerSegment& it, std::int64_t group, int dst) {
+  __syncthreads();
+  const Shape& g = sl.g;
+  std::int64_t c0 = 0, columns = 0, r0 = 0, rows = 1;  // the item's stored columns (and rows, 3D)
+  if constexpr (Rank == 2) {
+    constexpr std::int64_t width = std::int64_t{stream_warps_per_block} * strip_kept<d, T>;
+    c0 = group * width + 1;
+    columns = min(width, g.nx - c0 + 1);
+  } else {
+    const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<d, T>);
+    c0 = group % tiles_x * plane_columns_kept<d, T> + 1;
+    columns = min(std::int64_t{plane_columns_kept<d, T>}, g.nx - c0 + 1);
+    r0 = group / tiles_x * plane_rows_kept<d> + 1;
+    rows = min(std::int64_t{plane_rows_kept<d>}, g.ny - r0 + 1);
+  }
+  const std::int64_t step = Rank == 2 ? g.pitch : g.plane;
+  const T* const own = sl.array[dst];
+  const int threads = static_cast<int>(blockDim.x * blockDim.y);
+  const int thread = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
+  for (int side = 0; side < 2; ++side) {
+    if ((it.sides & (1 << side)) == 0) continue;
+    const std::int64_t band0 = side == 0 ? sl.first : sl.first + sl.owned - sl.halo;
+    const std::int64_t k0 = max(it.y0, band0), k1 = min(it.y1, band0 + sl.halo);
+    T* const theirs = sl.out[side][dst] + sl.shift[side];
+    const std::int64_t per_row = rows * columns;
+    for (std::int64_t c = thread; c < (k1 - k0) * per_row; c += threads) {
+      const std::int64_t k = k0 + c / per_row, i = r0 + c % per_row / columns, j = c0 + c % columns;
+      const std::int64_t at = k * step + i * (Rank == 2 ? 0 : g.pitch) + j;
+      theirs[at] = own[at];
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x != 0 || threadIdx.y != 0 || sl.silent || it.flagged == 0) return;
+  cuda::atomic_thread_fence(cuda::memory_order_release, Scope);
+  for (int side = 0; side < 2; ++side)
+    if (it.flagged & (1 << side))
+      cuda::atomic_ref<unsigned long long, Scope>(*sl.outbound[side]).fetch_add(1, cuda::memory_order_relaxed);
+}
+
+//! The CPU-free multi-sub-domain streamed loop (`DeviceLoop<TemporalBlock<D, ColumnStream>>`,
+//! a halo of H = D rows or planes): one kernel of the solve. A pass of depth d ≤ D streams every
+//! segment of owned rows of every slab of the kernel (the segments that touch a band first), each
+//! strip group (2D) or (x, y) tile (3D) of a segment one work item: the column stream of the
+//! single-domain loop on the slab's local box, reading up to d rows into the halo and storing
+//! only owned rows. An item whose rows touch the band next to a neighbour then stores those
+//! rows of the band into the neighbour's halo (`peer_push_band`). Within one kernel the grid
+//! barrier after the pass orders those stores before the neighbour's next pass reads them, and
+//! the neighbour's reads before the stores of the pass after. A neighbour in another kernel
+//! counts: each band item adds 1 to the neighbour's word for that side after its stores; an item
+//! that touches a band (the items that read the halo are among them) first waits until this
+//! slab's word for that side reaches the neighbour's band items of every pass so far
+//! (`inbound_segments` × the strip groups of each pass), which also says that the neighbour is
+//! done reading the halo rows this pass's stores overwrite in its array. Checks fold the residual
+//! of the owned rows (the Sync walk's tiles; the tiles at a band after the same wait) and decide
+//! as `peer_sync_kernel` does. Dynamic shared memory: the table of slabs, then (3D) the plane
+//! queue.
+template <int Rank, int D, cuda::thread_scope Scope, class S, class T>
+__global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? tuning::peer_stream_blocks_per_sm : 1)
+    peer_stream_kernel(S s, PeerLaunch<T> launch, Shape across, DeviceLoopPlan plan, DeviceLoopState<T>* state,
+                       DeviceLoopStepReport<T>* reports, arith::bits_t<T>* history) {
+  constexpr int BlockY = stream_block_y<Rank>;
+  constexpr int Rows = Rank == 2 ? 8 : 4;  // the residual walk's rows (planes) a thread, as the single-domain loop's
+  extern __shared__ __align__(16) unsigned char peer_table[];
+  launch.slabs = load_peer_table<32, BlockY>(launch, peer_table);
+  Lane<T>* const queue = reinterpret_cast<Lane<T>*>(peer_table + peer_table_bytes<T>(launch.count));
+  PeerLoopCounters<Scope, T> loop(plan, state, reports, history, launch);
+  int* const failed = &state->barrier.failed;
+  unsigned long long groups_done = 0;  // the strip groups of every pass so far (the same in every slab)
+  const auto inbound = [&](const PeerSlab<T>& sl) {
+    return [&sl, groups_done](int side) { return groups_done * static_cast<unsigned long long>(sl.inbound_segments[side]); };
+  };
+  run_pass_loop<32, BlockY, D>(
+      loop, plan, 0, 1,
+      [&](int src, int dst, int d) {
+        with_depth<1, D>(d, [&](auto depth) {
+          constexpr int dd = decltype(depth)::value;
+          const std::int64_t groups = stream_groups<Rank, dd, T>(across);
+          const auto sweeps = static_cast<unsigned long long>(loop.sweeps);
+          for (std::int64_t v = blockIdx.x; v < launch.items * groups; v += gridDim.x) {
+            {
+              const PeerSegment it = peer_segment(launch, v / groups);
+              const PeerSlab<T>& sl = launch.slabs[it.slab];
+              if (it.flagged != 0 &&
+                  !peer_wait_for<Scope>(sl, it.flagged, 0, inbound(sl), sweeps, launch, failed, plan.barrier_timeout_ns))
+                break;
+              // The extents and strides every slab shares from the kernel's parameters (constant
+              // operands, no registers), the slowest extent and the origin from the table.
+              Shape g = across;
+              (Rank == 2 ? g.ny : g.nz) = Rank == 2 ? sl.g.ny : sl.g.nz;
+              g.origin = sl.g.origin;
+              stream_group<Rank, dd>(s, sl.array[src], sl.array[dst], sl.b, g, v % groups, it.y0, it.y1, queue);
+            }
+            // The item again, from the table: kept live across the stream, it cost the 2D kernel
+            // at D = 8 spills (600 bytes of spill loads against the single-domain loop's 188).
+            std::int64_t again = v;
+            asm volatile("" : "+l"(again));
+            const PeerSegment it = peer_segment(launch, again / groups);
+            if (it.sides != 0) peer_push_band<Rank, dd, Scope>(launch.slabs[it.slab], it, again % groups, dst);
+          }
+          groups_done += static_cast<unsigned long long>(groups);
+        });
+      },
+      [&](int src) {
+        const auto sweeps = static_cast<unsigned long long>(loop.sweeps);
+        arith::bits_t<T> best = 0;
+        std::int64_t base = 0;  // the residual tiles of the slabs before this one
+        for (int k = 0; k < launch.count; ++k) {
+          const PeerSlab<T>& sl = launch.slabs[k];
+          Shape owned = sl.g;  // the owned rows (planes), their neighbours the halo's nearest
+          const std::int64_t skip = (sl.first - 1) * (Rank == 2 ? owned.pitch : owned.plane);
+          if constexpr (Rank == 2) owned.ny = sl.owned, owned.origin.y += sl.first - 1;
+          else owned.nz = sl.owned, owned.origin.z += sl.first - 1;
+          const std::int64_t tiles_x = tile_count(owned.nx, 32 * Vec16<T>::width);
+          const std::int64_t tiles = walk_tiles<BlockY, Rows, Rank>(owned);
+          const std::int64_t per_band = Rank == 2 ? 1 : tile_count(owned.ny, BlockY);
+          const std::int64_t work = tiles_x * tiles;
+          const auto grid = static_cast<std::int64_t>(gridDim.x);
+          for (std::int64_t item = base + ((blockIdx.x - base) % grid + grid) % grid; item < base + work; item += grid) {
+            const std::int64_t bx = (item - base) % tiles_x, t = (item - base) / tiles_x;
+            const std::int64_t band = t / per_band, bands = tiles / per_band;
+            int sides = 0;
+            if (band == 0 && sl.inbound[0] != nullptr) sides |= 1;
+            if (band == bands - 1 && sl.inbound[1] != nullptr) sides |= 2;
+            if (sides != 0 && !peer_wait_for<Scope>(sl, sides, 0, inbound(sl), sweeps, launch, failed, plan.barrier_timeout_ns))
+              return best;
+            fold_tile_residual<32, BlockY, Rows>(best, bx, t, s, sl.array[src] + skip, sl.b + skip, owned);
+          }
+          base += work;
+        }
+        return best;
+      });
+}
+
 //! Whether the CPU-free kernels of `DeviceLoop<SyncTile<X, Y, Rows>>` on the box `e` take
 //! `tuning::sync_deep_rows` rows a thread (Rows ≠ 1; with `dynamic`, as the single-domain Sync
 //! would on the current device).
@@ -294,28 +446,58 @@ inline void enable_peer_access(const std::vector<int>& devices) {
 
 }  // namespace detail
 
+namespace detail {
+
+//! What the CPU-free multi-sub-domain solver runs per kernel: the Sync walk
+//! (`peer_sync_kernel`, a one-row halo every sweep) or the column stream (`peer_stream_kernel`,
+//! a D-row halo every pass of up to D sweeps).
+template <class Inner>
+struct PeerSchedule;
+template <int X, int Y, int Rows>
+struct PeerSchedule<SyncTile<X, Y, Rows>> {
+  static constexpr bool streamed = false;
+  static constexpr int halo = 1, block_x = X, block_y = Y;
+  static constexpr int deep_rows = Rows == dynamic ? tuning::sync_deep_rows : Rows;  //!< rows a thread, when deep
+  static constexpr const char* name = "relax::MultiSolver<DeviceLoop<Sync>, PeerStore>";
+  //! Whether a thread takes `deep_rows` rows on the box `e` (`peer_deep_rows`).
+  template <int Rank, class T>
+  static bool deep(const Extents& e) {
+    return peer_deep_rows<X, Y, Rows, Rank, T>(e);
+  }
+};
+template <int D>
+struct PeerSchedule<TemporalBlock<D, ColumnStream>> {
+  static_assert(D >= 1 && D <= 16, "relax::MultiSolver<DeviceLoop<TemporalBlock<D, ColumnStream>>, PeerStore>: 1 <= D <= 16");
+  static constexpr bool streamed = true;
+  static constexpr int halo = D, block_x = 32;
+  static constexpr const char* name = "relax::MultiSolver<DeviceLoop<TemporalBlock<D, ColumnStream>>, PeerStore>";
+};
+
 //! Jacobi on the slabs of a box with no host in the loop (see the file comment): one
-//! `DeviceLoop<SyncTile<X, Y, Rows>>` kernel per device (or per slab), halos stored by the
-//! kernels, the stop decision taken on the device. The controller is `Fixed` (a check every M
-//! sweeps).
-template <class Stencil_, int X, int Y, int Rows>
-class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : public detail::SlabSolverBase<Stencil_> {
+//! `DeviceLoop<Inner>` kernel per device (or per slab), halos stored by the kernels, the stop
+//! decision taken on the device. The controller is `Fixed` (a check every M sweeps).
+template <class Stencil_, class Inner>
+class PeerStoreSolver : public SlabSolverBase<Stencil_> {
   static_assert(is_stencil_v<Stencil_>, "relax::MultiSolver<Stencil, Strategy, Comm>: Stencil is not a stencil");
-  static_assert(Stencil_::radius == 1, "relax::MultiSolver<Stencil, DeviceLoop<Sync>, PeerStore>: radius-1 stencils only");
-  using Base = detail::SlabSolverBase<Stencil_>;
+  static_assert(Stencil_::radius == 1, "relax::MultiSolver<Stencil, DeviceLoop<...>, PeerStore>: radius-1 stencils only");
+  using Base = SlabSolverBase<Stencil_>;
+  using Schedule = PeerSchedule<Inner>;
+  static constexpr bool streamed = Schedule::streamed;
+  static constexpr int X = Schedule::block_x;
 
  public:
   using Stencil = Stencil_;
-  using Strategy = DeviceLoop<SyncTile<X, Y, Rows>>;
+  using Strategy = DeviceLoop<Inner>;
   using Comm = PeerStore;
   using value_type = typename Stencil::value_type;
-  static constexpr int halo = 1;  //!< one row (plane) from each neighbour, every sweep
+  //! Rows (planes) from each neighbour: one every sweep (Sync), D every pass (the stream).
+  static constexpr int halo = Schedule::halo;
 
   //! A solver for the box `global` split into `devices.size()` slabs, slab s on `devices[s]`.
   //! \throws relax::invalid_argument for bad extents, devices, controller, options or `comm`;
   //!         relax::unavailable_error without cooperative launch or peer access between the devices.
-  MultiSolver(const Extents& global, std::vector<int> devices, Stencil stencil, Fixed controller = {},
-              SolveOptions options = {}, PeerStore comm = {})
+  PeerStoreSolver(const Extents& global, std::vector<int> devices, Stencil stencil, Fixed controller = {},
+                  SolveOptions options = {}, PeerStore comm = {})
       : Base(global, std::move(devices), stencil, controller, options, halo), comm_(comm) {
     detail::require_wait_settings(comm_.timeout_ns, comm_.silent_subdomain, this->size());
     detail::require(this->size() < (1 << detail::peer_stall_bits), "devices", this->size(),
@@ -331,13 +513,19 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
                      " kernels (devices, kernels_per_device, or sub-domains with launch_per_subdomain)").c_str());
     for (int d : distinct) {
       const detail::DeviceScope scope(d);
-      detail::require_cooperative_launch("relax::MultiSolver<DeviceLoop<Sync>, PeerStore>",
-                                         "relax::HostCopy with a launch-based strategy");
+      detail::require_cooperative_launch(Schedule::name, "relax::HostCopy with a launch-based strategy");
     }
     detail::enable_peer_access(distinct);
-    {
+    if constexpr (!streamed) {
       const detail::DeviceScope scope(distinct.front());
-      deep_ = detail::peer_deep_rows<X, Y, Rows, Stencil::rank, value_type>(this->decomposition_.global());
+      deep_ = Schedule::template deep<Stencil::rank, value_type>(this->decomposition_.global());
+    } else if constexpr (Stencil::rank == 3) {
+      // The single-domain streamed loop's float64 iterates in 3D were found wrong on the H200;
+      // this kernel streams the same way, so it is refused with it (device_loop.cuh).
+      if (sizeof(value_type) != sizeof(float))
+        throw unavailable_error(std::string(Schedule::name) +
+                                " in 3D runs float32 only for now, as the single-domain streamed loop; use "
+                                "DeviceLoop<Sync> or HostCopy with TemporalBlock<D, ColumnStream> for a float64 3D grid");
     }
     cross_device_ = distinct.size() > 1;
     for (auto& group : groups) {
@@ -346,13 +534,23 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
       const auto sharing = std::count_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == d; });
       launches_.push_back(std::make_unique<Launch>(d, std::move(group.second), pick_kernel(), sharing));
     }
+    if constexpr (streamed) {
+      segment_.assign(static_cast<std::size_t>(this->size()), 0);
+      for (const auto& l : launches_)
+        for (int s : l->slabs)
+          segment_[static_cast<std::size_t>(s)] =
+              stream_segment(s, std::max<std::int64_t>(1, l->resident / static_cast<std::int64_t>(l->slabs.size())));
+    }
     launch_of_.assign(static_cast<std::size_t>(this->size()), 0);
     for (std::size_t h = 0; h < launches_.size(); ++h)
       for (int s : launches_[h]->slabs) launch_of_[static_cast<std::size_t>(s)] = static_cast<int>(h);
     // Flag words (one per tile of an edge band, per side) for the slabs with a neighbour in
     // another kernel; the tiles across a band do not depend on the rows a thread takes.
-    band_items_ = detail::peer_band_items(detail::shape_of(this->part(0).scratch.layout()), Stencil::rank,
-                                          X * detail::Vec16<value_type>::width, Y);
+    // The streamed loop counts a band's pushes in one word a side.
+    if constexpr (streamed) band_items_ = 1;
+    else
+      band_items_ = detail::peer_band_items(detail::shape_of(this->part(0).scratch.layout()), Stencil::rank,
+                                            X * detail::Vec16<value_type>::width, Schedule::block_y);
     for (int s = 0; s < this->size(); ++s) {
       const detail::DeviceScope scope(this->device(s));
       words_.emplace_back(static_cast<std::size_t>(flagged(s, 0) || flagged(s, 1) ? 2 * band_items_ : 1));
@@ -427,7 +625,7 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
     std::string stalled = stalled_launch;
     if (earliest != 0) stalled = detail::peer_stall_text(earliest, "stored");
     if (failed)
-      throw device_loop_error("relax::MultiSolver<DeviceLoop<Sync>, PeerStore>: " +
+      throw device_loop_error(std::string(Schedule::name) + ": " +
                               (stalled.empty() ? std::string("a grid barrier") : stalled) + " did not complete within " +
                               std::to_string(comm_.timeout_ns / 1'000'000) +
                               " ms (are all blocks resident? another kernel may be holding SMs)");
@@ -447,20 +645,48 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
  private:
   using Slabs = detail::PeerSlab<value_type>;
   using Words = detail::PeerLaunchWords<value_type>;
-  static constexpr int deep_rows = Rows == dynamic ? tuning::sync_deep_rows : Rows;
-  using Kernel = void (*)(Stencil, detail::PeerLaunch<value_type>, detail::DeviceLoopPlan,
-                          detail::DeviceLoopState<value_type>*, detail::DeviceLoopStepReport<value_type>*,
-                          arith::bits_t<value_type>*);
+  using Kernel = std::conditional_t<
+      streamed,
+      void (*)(Stencil, detail::PeerLaunch<value_type>, detail::Shape, detail::DeviceLoopPlan,
+               detail::DeviceLoopState<value_type>*, detail::DeviceLoopStepReport<value_type>*, arith::bits_t<value_type>*),
+      void (*)(Stencil, detail::PeerLaunch<value_type>, detail::DeviceLoopPlan, detail::DeviceLoopState<value_type>*,
+               detail::DeviceLoopStepReport<value_type>*, arith::bits_t<value_type>*)>;
 
-  // The kernel of this solver: rows a thread takes, and the scope of the flags (the system when
-  // the solve spans devices).
+  // The kernel of this solver: the scope of the flags (the system when the solve spans devices)
+  // and, for Sync, the rows a thread takes.
   Kernel pick_kernel() const {
     constexpr auto device = cuda::thread_scope_device, system = cuda::thread_scope_system;
-    if (deep_)
-      return cross_device_ ? detail::peer_sync_kernel<X, Y, deep_rows, system, Stencil, value_type>
-                           : detail::peer_sync_kernel<X, Y, deep_rows, device, Stencil, value_type>;
-    return cross_device_ ? detail::peer_sync_kernel<X, Y, 1, system, Stencil, value_type>
-                         : detail::peer_sync_kernel<X, Y, 1, device, Stencil, value_type>;
+    if constexpr (streamed) {
+      constexpr int D = Schedule::halo;
+      return cross_device_ ? detail::peer_stream_kernel<Stencil::rank, D, system, Stencil, value_type>
+                           : detail::peer_stream_kernel<Stencil::rank, D, device, Stencil, value_type>;
+    } else {
+      constexpr int deep_rows = Schedule::deep_rows;
+      if (deep_)
+        return cross_device_ ? detail::peer_sync_kernel<X, Schedule::block_y, deep_rows, system, Stencil, value_type>
+                             : detail::peer_sync_kernel<X, Schedule::block_y, deep_rows, device, Stencil, value_type>;
+      return cross_device_ ? detail::peer_sync_kernel<X, Schedule::block_y, 1, system, Stencil, value_type>
+                           : detail::peer_sync_kernel<X, Schedule::block_y, 1, device, Stencil, value_type>;
+    }
+  }
+
+  // Threads of a block in y.
+  static constexpr int block_y() {
+    if constexpr (streamed) return detail::stream_block_y<Stencil::rank>;
+    else return Schedule::block_y;
+  }
+  // The plane queue of the 3D stream, after the table in dynamic shared memory.
+  static constexpr std::size_t queue_bytes() {
+    if constexpr (streamed && Stencil::rank == 3) return detail::plane_stream_shared_bytes<value_type>(Schedule::halo);
+    else return 0;
+  }
+
+  // The streamed loop's segment length for slab s, run by `resident` blocks: the single-domain
+  // loop's choice for its owned rows.
+  std::int64_t stream_segment(int s, std::int64_t resident) const {
+    detail::Shape owned = detail::shape_of(this->part(s).scratch.layout());
+    (Stencil::rank == 2 ? owned.ny : owned.nz) = this->decomposition_[s].owned.count;
+    return Sweeper<Strategy>::template work<Stencil, value_type>(owned, resident).first;
   }
 
   // Whether slab s's neighbour on `side` is in another kernel (and so exchanges flags with it).
@@ -478,13 +704,22 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
     // the resident blocks of the device, shared by the solve's `sharing` kernels on it.
     Launch(int d, std::vector<int> s, Kernel k, std::int64_t sharing)
         : device(d), slabs(std::move(s)), kernel(k), table(slabs.size()), host_table(slabs.size()),
-          shared_bytes(slabs.size() * sizeof(Slabs)) {
+          shared_bytes(detail::peer_table_bytes<value_type>(static_cast<int>(slabs.size()))) {
       detail::require(shared_bytes <= 48 * 1024, "devices", static_cast<int>(slabs.size()),
                       ("at most " + std::to_string(48 * 1024 / sizeof(Slabs)) +
                        " sub-domains in one kernel (its table of them is in shared memory)").c_str());
       cudaFuncAttributes attributes{};
       RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, k));
-      resident = detail::resident_blocks(k, X * Y, shared_bytes, "MultiSolver<DeviceLoop<SyncTile>, PeerStore>") / sharing;
+      shared_bytes += queue_bytes();
+      if (shared_bytes + attributes.sharedSizeBytes > detail::shared_bytes_limit())
+        throw invalid_argument("D", std::to_string(halo),
+                               std::string("a depth whose plane queue and table of sub-domains fit in a block's shared "
+                                           "memory (") + Schedule::name + ")");
+      // Raised, never lowered: kernels of one solve with tables of different sizes share the
+      // function (lowering it for a smaller table made the larger one's launch too large).
+      if (shared_bytes > static_cast<std::size_t>(attributes.maxDynamicSharedSizeBytes))
+        RELAX_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
+      resident = detail::resident_blocks(k, X * block_y(), shared_bytes, Schedule::name) / sharing;
       detail::require(resident >= 1, "devices", static_cast<int>(sharing), "fewer kernels on one device than it has SMs");
     }
     int device;
@@ -501,7 +736,8 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
     PinnedBuffer<Words*> host_peers{static_cast<std::size_t>(detail::peer_max_launches)};
     Event ready;
     std::int64_t resident = 0;
-    std::int64_t edge_items = 0, items = 0;
+    std::int64_t edge_items = 0, items = 0;  // its work items (the stream: its segments)
+    std::int64_t most_items = 0;              // the work items of its largest pass
   };
 
   // Zeroes the launch's words and its slabs' flags and uploads its tables, on its stream.
@@ -518,7 +754,13 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
       RELAX_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, flags.size() * sizeof(unsigned long long), l.stream));
       l.host_table.data()[k] = describe(s, u, b);
     }
-    std::tie(l.edge_items, l.items) = detail::peer_number(l.host_table.data(), l.slabs.size());
+    if constexpr (streamed) {
+      std::tie(l.edge_items, l.items) = detail::peer_stream_number(l.host_table.data(), l.slabs.size());
+      l.most_items = l.items * stream_groups_deepest();
+    } else {
+      std::tie(l.edge_items, l.items) = detail::peer_number(l.host_table.data(), l.slabs.size());
+      l.most_items = l.items;
+    }
     for (int m = 0; m < launches(); ++m) l.host_peers.data()[m] = launches_[static_cast<std::size_t>(m)]->words.data();
     RELAX_CUDA_CHECK(cudaMemcpyAsync(l.table.data(), l.host_table.data(), l.slabs.size() * sizeof(Slabs),
                                      cudaMemcpyHostToDevice, l.stream));
@@ -542,13 +784,31 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
       if (!has) continue;
       t.out[side][0] = u.part(n).origin();
       t.out[side][1] = this->part(n).scratch.origin();
-      t.shift[side] = detail::peer_ring_shift(side, t.g, detail::shape_of(u.part(n).layout()), Stencil::rank);
+      if constexpr (streamed)
+        t.shift[side] = detail::peer_halo_shift(me.origin_row, this->decomposition_[n].origin_row,
+                                                Stencil::rank == 2 ? t.g.pitch : t.g.plane);
+      else
+        t.shift[side] = detail::peer_ring_shift(side, t.g, detail::shape_of(u.part(n).layout()), Stencil::rank);
       if (flagged(s, side)) {
         t.inbound[side] = words_[static_cast<std::size_t>(s)].data() + side * band_items_;
         t.outbound[side] = words_[static_cast<std::size_t>(n)].data() + (1 - side) * band_items_;
       }
     }
-    detail::peer_tile(t, t.g, Stencil::rank, X * detail::Vec16<value_type>::width, Y, deep_ ? deep_rows : 1);
+    if constexpr (streamed) {
+      const std::int64_t owned = me.owned.count;
+      detail::peer_stream_tile(t, me.has_prev ? halo : 1, owned, halo, segment_[static_cast<std::size_t>(s)]);
+      for (int side = 0; side < 2; ++side) {
+        const int n = side == 0 ? s - 1 : s + 1;
+        t.inbound_segments[side] =
+            t.out[side][0] == nullptr
+                ? 0
+                : detail::peer_band_segments(this->decomposition_[n].owned.count, halo,
+                                             segment_[static_cast<std::size_t>(n)], 1 - side);
+      }
+    } else {
+      detail::peer_tile(t, t.g, Stencil::rank, X * detail::Vec16<value_type>::width, Schedule::block_y,
+                        deep_ ? Schedule::deep_rows : 1);
+    }
     t.index = s;
     t.silent = comm_.silent_subdomain == s ? 1 : 0;
     return t;
@@ -559,9 +819,29 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
     const detail::DeviceScope scope(l.device);
     const detail::PeerLaunch<value_type> args{l.table.data(), static_cast<int>(l.slabs.size()), l.edge_items, l.items,
                                               l.words.data(), l.peers.data(), launches(), h};
-    const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(l.items, l.resident)));
-    detail::launch_cooperative(l.kernel, dim3(blocks), dim3(X, Y), l.shared_bytes, l.stream, this->stencil_, args, plan, l.workspace.state(),
-                               l.workspace.reports(), l.workspace.history());
+    const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(l.most_items, l.resident)));
+    if constexpr (streamed)
+      detail::launch_cooperative(l.kernel, dim3(blocks), dim3(X, block_y()), l.shared_bytes, l.stream, this->stencil_,
+                                 args, across(), plan, l.workspace.state(), l.workspace.reports(), l.workspace.history());
+    else
+      detail::launch_cooperative(l.kernel, dim3(blocks), dim3(X, block_y()), l.shared_bytes, l.stream, this->stencil_,
+                                 args, plan, l.workspace.state(), l.workspace.reports(), l.workspace.history());
+  }
+
+  // The streamed kernel's shape of what every slab shares (the extents across the slowest axis
+  // and the strides; the slowest extent and the origin are each slab's own).
+  detail::Shape across() const { return detail::shape_of(this->part(0).scratch.layout()); }
+
+  // The strip groups (2D) or (x, y) tiles (3D) of a pass of depth D (the most of any pass: the
+  // kept part of a strip or tile narrows as the depth grows).
+  std::int64_t stream_groups_deepest() const {
+    const detail::Shape g = across();
+    constexpr int D = Schedule::halo;
+    if constexpr (Stencil::rank == 2)
+      return detail::tile_count(detail::tile_count(g.nx, detail::strip_kept<D, value_type>), detail::stream_warps_per_block);
+    else
+      return detail::tile_count(g.nx, detail::plane_columns_kept<D, value_type>) *
+             detail::tile_count(g.ny, detail::plane_rows_kept<D>);
   }
 
   PeerStore comm_;
@@ -572,6 +852,28 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore> : publi
   std::vector<DeviceBuffer<unsigned long long>> words_;  // each slab's flags, on its device
   std::vector<Event> begun_;                             // each slab's copies of begin(), on its stream
   std::vector<std::unique_ptr<Launch>> launches_;
+  std::vector<std::int64_t> segment_;                    // the streamed loop: each slab's segment length
+};
+
+}  // namespace detail
+
+//! Jacobi on the slabs of a box with no host in the loop, one row (plane) of halo every sweep
+//! (see the file comment).
+template <class Stencil_, int X, int Y, int Rows>
+class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore>
+    : public detail::PeerStoreSolver<Stencil_, SyncTile<X, Y, Rows>> {
+ public:
+  using detail::PeerStoreSolver<Stencil_, SyncTile<X, Y, Rows>>::PeerStoreSolver;
+};
+
+//! Jacobi on the slabs of a box with no host in the loop and exact temporal blocking: passes of
+//! up to D sweeps of the column stream, a D-row (plane) halo after every pass (see
+//! `peer_stream_kernel`). Float32 only in 3D, as the single-domain streamed loop.
+template <class Stencil_, int D>
+class MultiSolver<Stencil_, DeviceLoop<TemporalBlock<D, ColumnStream>>, PeerStore>
+    : public detail::PeerStoreSolver<Stencil_, TemporalBlock<D, ColumnStream>> {
+ public:
+  using detail::PeerStoreSolver<Stencil_, TemporalBlock<D, ColumnStream>>::PeerStoreSolver;
 };
 
 }  // namespace relax

@@ -67,6 +67,15 @@ struct PeerSlab {
   int index;                 //!< the sub-domain
   int neighbour[2];          //!< the neighbours' sub-domains (−1: none)
   int silent;                //!< test hook: never raises its neighbours' flags
+  //! The streamed loop (`DeviceLoop<TemporalBlock<D, ColumnStream>>`, a halo of H rows or
+  //! planes): the owned rows are storage rows [first, first + owned) along the slowest axis, cut
+  //! into `segments` segments of `segment` rows; `band_segments[side]`, the segments that touch
+  //! the H owned rows next to the neighbour on `side` (0 without one); `inbound_segments[side]`,
+  //! the neighbour's segments that touch its band facing this slab (each raises this slab's word
+  //! for that side once a pass and strip group).
+  std::int64_t first, owned, halo, segment, segments;
+  std::int64_t band_segments[2];
+  std::int64_t inbound_segments[2];
   //! Edge bands: the first and, when there are two or more, the last.
   RELAX_HOST_DEVICE std::int64_t edge_items() const { return (bands > 1 ? 2 : 1) * band_items; }
   RELAX_HOST_DEVICE std::int64_t items() const { return bands * band_items; }
@@ -156,6 +165,97 @@ inline std::int64_t peer_band_items(const Shape& g, int rank, std::int64_t tile_
 inline std::int64_t peer_ring_shift(int side, const Shape& mine, const Shape& theirs, int rank) {
   const std::int64_t step = rank == 2 ? mine.pitch : mine.plane;
   return side == 0 ? (rank == 2 ? theirs.ny : theirs.nz) * step : -(rank == 2 ? mine.ny : mine.nz) * step;
+}
+
+//! Host: of the segments of `segment` rows that `owned` rows are cut into, those that touch the
+//! band of `halo` rows on `side` (0: the first rows, 1: the last).
+inline std::int64_t peer_band_segments(std::int64_t owned, std::int64_t halo, std::int64_t segment, int side) {
+  const std::int64_t segments = (owned + segment - 1) / segment;
+  return side == 0 ? std::min(segments, (halo + segment - 1) / segment)
+                   : segments - std::max<std::int64_t>(0, owned - halo) / segment;
+}
+
+//! Bytes of a kernel's table of `count` slabs in its dynamic shared memory (what follows it
+//! starts 16-byte aligned).
+template <class T>
+RELAX_HOST_DEVICE constexpr std::size_t peer_table_bytes(int count) {
+  return (static_cast<std::size_t>(count) * sizeof(PeerSlab<T>) + 15) / 16 * 16;
+}
+
+//! Host: the streamed loop's segments of a slab whose owned rows are storage rows
+//! [first, first + owned), a halo of `halo` rows, cut into segments of `segment` rows (see
+//! `PeerSlab`); its `out` pointers must be set (they mark the sides with a neighbour).
+template <class T>
+void peer_stream_tile(PeerSlab<T>& t, std::int64_t first, std::int64_t owned, std::int64_t halo, std::int64_t segment) {
+  t.first = first;
+  t.owned = owned;
+  t.halo = halo;
+  t.segment = segment;
+  t.segments = (owned + segment - 1) / segment;
+  for (int side = 0; side < 2; ++side)
+    t.band_segments[side] = t.out[side][0] == nullptr ? 0 : peer_band_segments(owned, halo, segment, side);
+}
+
+//! The segments of a slab's edge phase: those of its bands (all of them when its bands cover it).
+template <class T>
+RELAX_HOST_DEVICE RELAX_FORCE_INLINE std::int64_t peer_edge_segments(const PeerSlab<T>& t) {
+  return std::min(t.segments, t.band_segments[0] + t.band_segments[1]);
+}
+
+//! Host: numbers the segments of a kernel's `count` slabs for the streamed loop (`edge_first`
+//! and `inner_first`, counted in segments: a pass has this many items per strip group) and
+//! returns {its edge segments, its segments}.
+template <class T>
+std::pair<std::int64_t, std::int64_t> peer_stream_number(PeerSlab<T>* slabs, std::size_t count) {
+  std::int64_t segments = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    slabs[k].edge_first = segments;
+    segments += peer_edge_segments(slabs[k]);
+  }
+  const std::int64_t edges = segments;
+  for (std::size_t k = 0; k < count; ++k) {
+    slabs[k].inner_first = segments;
+    segments += slabs[k].segments - peer_edge_segments(slabs[k]);
+  }
+  return {edges, segments};
+}
+
+//! Segment `v` of a streamed pass (the edge segments of every slab first, then the others): its
+//! slab, its storage rows [y0, y1) along the slowest axis, the sides whose band it touches (its
+//! rows go to that neighbour, and it may read that halo) and, of those, the sides with flags.
+struct PeerSegment {
+  int slab;
+  std::int64_t y0, y1;
+  int sides, flagged;
+};
+
+template <class T>
+RELAX_HOST_DEVICE RELAX_FORCE_INLINE PeerSegment peer_segment(const PeerLaunch<T>& launch, std::int64_t v) {
+  PeerSegment it{0, 0, 0, 0, 0};
+  const bool edge = v < launch.edge_items;
+  while (it.slab + 1 < launch.count &&
+         v >= (edge ? launch.slabs[it.slab + 1].edge_first : launch.slabs[it.slab + 1].inner_first))
+    ++it.slab;
+  const PeerSlab<T>& sl = launch.slabs[it.slab];
+  const std::int64_t local = v - (edge ? sl.edge_first : sl.inner_first);
+  const bool all_edge = peer_edge_segments(sl) == sl.segments;
+  std::int64_t q = 0;  // the segment's place along the slab
+  if (edge) q = all_edge || local < sl.band_segments[0] ? local : sl.segments - sl.band_segments[1] + (local - sl.band_segments[0]);
+  else q = sl.band_segments[0] + local;
+  it.y0 = sl.first + q * sl.segment;
+  it.y1 = std::min(it.y0 + sl.segment, sl.first + sl.owned);
+  if (sl.out[0][0] != nullptr && it.y0 < sl.first + sl.halo) it.sides |= 1;
+  if (sl.out[1][0] != nullptr && it.y1 > sl.first + sl.owned - sl.halo) it.sides |= 2;
+  for (int side = 0; side < 2; ++side)
+    if ((it.sides & (1 << side)) && sl.inbound[side] != nullptr) it.flagged |= 1 << side;
+  return it;
+}
+
+//! Host: the offset that takes a row (plane) of a slab whose first storage row is global row
+//! `mine_origin` (its `Slab::origin_row`) to the same global row in the neighbour whose first is
+//! `theirs_origin` (rows `step` apart in storage).
+inline std::int64_t peer_halo_shift(std::int64_t mine_origin, std::int64_t theirs_origin, std::int64_t step) {
+  return (mine_origin - theirs_origin) * step;
 }
 
 //! Host: what a kernel's `stalled` word (see `PeerLaunchWords`) says, for a Comm policy whose

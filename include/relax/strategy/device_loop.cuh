@@ -327,15 +327,41 @@ __device__ __forceinline__ void with_depth(int d, F&& f) {
   else if constexpr (K < D) with_depth<K + 1, D>(d, f);
 }
 
+//! The strip groups (2D) or (x, y) tiles (3D) of a streamed pass of depth `d` across `g`: the
+//! work items at one position along the slowest axis.
+template <int Rank, int d, class T>
+__device__ __forceinline__ std::int64_t stream_groups(const Shape& g) {
+  if constexpr (Rank == 2)
+    return tile_count(tile_count(g.nx, strip_kept<d, T>), stream_warps_per_block);
+  else
+    return tile_count(g.nx, plane_columns_kept<d, T>) * tile_count(g.ny, plane_rows_kept<d>);
+}
+
 //! The work items of one streamed pass of depth `d` over `g`, `segment` rows (2D) or planes (3D)
 //! long: rank 2, groups of strips (one block's warps) × row segments; rank 3, (x, y) tiles ×
 //! plane segments.
 template <int Rank, int d, class T>
 __device__ __forceinline__ std::int64_t stream_items(const Shape& g, std::int64_t segment) {
-  if constexpr (Rank == 2)
-    return tile_count(tile_count(g.nx, strip_kept<d, T>), stream_warps_per_block) * tile_count(g.ny, segment);
-  else
-    return tile_count(g.nx, plane_columns_kept<d, T>) * tile_count(g.ny, plane_rows_kept<d>) * tile_count(g.nz, segment);
+  return stream_groups<Rank, d, T>(g) * tile_count(Rank == 2 ? g.ny : g.nz, segment);
+}
+
+//! Block-level: d exact sweeps of strip group (2D) or (x, y) tile (3D) `group` of u into `out`,
+//! stored rows (planes) [y0, y1), as the launch-based kernels do it.
+template <int Rank, int d, class S, class T>
+__device__ __forceinline__ void stream_group(const S& s, const T* u, T* out, const T* __restrict__ b, const Shape& g,
+                                             std::int64_t group, std::int64_t y0, std::int64_t y1, Lane<T>* queue) {
+  if constexpr (Rank == 2) {
+    const std::int64_t strip = group * stream_warps_per_block + threadIdx.y;
+    const std::int64_t x0 = strip * strip_kept<d, T> + 1 - d;
+    if (x0 + d > g.nx) return;  // a warp past the last strip (warps work alone in 2D)
+    stream_strip<d, tuning::stream_loop_reloads_rhs>(s, u, out, b, g, x0, y0, y1, threadIdx.x);
+  } else {
+    const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<d, T>);
+    const std::int64_t x0 = group % tiles_x * plane_columns_kept<d, T> + 1 - plane_ghost_columns<d, T>;
+    const std::int64_t r0 = group / tiles_x * plane_rows_kept<d> + 1 - d;
+    stream_planes<d>(s, u, out, b, g, x0, r0, y0, y1, threadIdx.x, threadIdx.y, queue);
+    __syncthreads();  // the next item refills the queue
+  }
 }
 
 //! Block-level: work item `item` of a streamed pass of depth `d` (see `stream_items`): d exact
@@ -343,22 +369,9 @@ __device__ __forceinline__ std::int64_t stream_items(const Shape& g, std::int64_
 template <int Rank, int d, class S, class T>
 __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, const T* __restrict__ b, const Shape& g,
                                             std::int64_t segment, std::int64_t item, Lane<T>* queue) {
-  if constexpr (Rank == 2) {
-    const std::int64_t groups = tile_count(tile_count(g.nx, strip_kept<d, T>), stream_warps_per_block);
-    const std::int64_t strip = item % groups * stream_warps_per_block + threadIdx.y;
-    const std::int64_t x0 = strip * strip_kept<d, T> + 1 - d;
-    const std::int64_t y0 = item / groups * segment + 1;
-    if (x0 + d > g.nx) return;  // a warp past the last strip (warps work alone in 2D)
-    stream_strip<d, tuning::stream_loop_reloads_rhs>(s, u, out, b, g, x0, y0, min(y0 + segment, g.ny + 1), threadIdx.x);
-  } else {
-    const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<d, T>);
-    const std::int64_t tiles_y = tile_count(g.ny, plane_rows_kept<d>);
-    const std::int64_t x0 = item % tiles_x * plane_columns_kept<d, T> + 1 - plane_ghost_columns<d, T>;
-    const std::int64_t y0 = item / tiles_x % tiles_y * plane_rows_kept<d> + 1 - d;
-    const std::int64_t z0 = item / (tiles_x * tiles_y) * segment + 1;
-    stream_planes<d>(s, u, out, b, g, x0, y0, z0, min(z0 + segment, g.nz + 1), threadIdx.x, threadIdx.y, queue);
-    __syncthreads();  // the next item refills the queue
-  }
+  const std::int64_t groups = stream_groups<Rank, d, T>(g);
+  const std::int64_t y0 = item / groups * segment + 1;
+  stream_group<Rank, d>(s, u, out, b, g, item % groups, y0, min(y0 + segment, (Rank == 2 ? g.ny : g.nz) + 1), queue);
 }
 
 //! The streamed device loop: every resident block takes the work items of the column stream in

@@ -27,6 +27,14 @@ inline constexpr long long stream_target_warps = 4096;
 //! bench `diffusion_solve/DeviceLoop_Stream8`); four blocks (128 registers, as the launched
 //! stream at D = 8 has) give it the launched stream's warps.
 inline constexpr int stream_loop_blocks_per_sm = 4;
+//! The CPU-free multi-sub-domain streamed loop (`peer_stream_kernel`, 2D): blocks per SM its
+//! launch bounds are for; the single-domain loop's 4 (128 registers) until measured otherwise.
+//! `RELAX_TUNING_PEER_STREAM_BLOCKS_PER_SM` overrides it (for measuring).
+#ifdef RELAX_TUNING_PEER_STREAM_BLOCKS_PER_SM
+inline constexpr int peer_stream_blocks_per_sm = RELAX_TUNING_PEER_STREAM_BLOCKS_PER_SM;
+#else
+inline constexpr int peer_stream_blocks_per_sm = stream_loop_blocks_per_sm;
+#endif
 //! The streamed device loop reads b again at each level (`stream_strip<D, true>`) instead of
 //! keeping D + 1 rows of it in registers, so the kernel fits its 128 registers.
 #ifdef RELAX_TUNING_STREAM_LOOP_RELOADS_RHS
