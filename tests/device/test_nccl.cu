@@ -1,7 +1,9 @@
 // The NCCL Comm policy (multi/nccl.cuh): one rank per GPU, so k = 1 .. the GPUs present (one
 // rank on a machine with one GPU), bit for bit the single-domain solve (sweeps, checks, ρ,
 // iterate), 2D and 3D, Sync and TemporalBlock<D, ColumnStream>, and the ten-step problem; a
-// repeated device refused with a message naming relax::HostCopy and relax::PeerStore.
+// repeated device refused with a message naming relax::HostCopy and relax::PeerStore. With a
+// communicator of one rank per process (`Nccl::comm`), here one rank on GPU 0: the same bits,
+// the program's communicator left alive, and any other device list refused.
 #include <catch2/catch.hpp>
 
 #include "gpu_runs.hpp"
@@ -73,4 +75,47 @@ TEST_CASE("NCCL needs a GPU per rank", "[multi][nccl][validation]") {
   REQUIRE(ncclGetVersion(&version) == ncclSuccess);
   CHECK(version / 10000 == 2);
   CHECK(relax::detail::checked_nccl_version() == version);
+}
+
+namespace {
+
+// A communicator of one rank on GPU 0, made as a program of one process per GPU makes its own
+// (there, every rank gets the id of rank 0's ncclGetUniqueId through the program's bootstrap).
+struct OneRank {
+  ncclComm_t comm = nullptr;
+  OneRank() {
+    ncclUniqueId id;
+    REQUIRE(ncclGetUniqueId(&id) == ncclSuccess);
+    REQUIRE(cudaSetDevice(0) == cudaSuccess);
+    REQUIRE(ncclCommInitRank(&comm, 1, id, 0) == ncclSuccess);
+  }
+  OneRank(const OneRank&) = delete;
+  OneRank& operator=(const OneRank&) = delete;
+  ~OneRank() {
+    if (comm != nullptr) (void)ncclCommDestroy(comm);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a communicator of one rank per process: its rank's slab, bit for bit the single-domain solve",
+          "[multi][nccl][processes]") {
+  const OneRank rank;
+  relax::Nccl policy;
+  policy.comm = rank.comm;
+  const relax::Stencil5<float> s(10.0);
+  relax::testing::check_split_equals_whole<relax::Sync, relax::Nccl>(Extents(257, 257), s, {0}, 8, 400, policy);
+  relax::testing::check_split_equals_whole<relax::TemporalBlock<4, relax::ColumnStream>, relax::Nccl>(
+      Extents(1000, 70), s, {0}, 8, 400, policy);
+  relax::testing::check_split_equals_whole<relax::Sync, relax::Nccl>(Extents(33, 17, 29), relax::Stencil7<double>(10.0),
+                                                                    {0}, 5, 37, policy);
+  int ranks = 0;
+  CHECK(ncclCommCount(rank.comm, &ranks) == ncclSuccess);  // the solvers left the program's communicator alive
+  CHECK(ranks == 1);
+  using Multi = relax::MultiSolver<relax::Stencil5<float>, relax::Sync, relax::Nccl>;
+  CHECK_THROWS_WITH(Multi(Extents(64, 64), {0, 0}, s, relax::Fixed(8), {}, policy),
+                    Catch::Contains("this process's one device"));
+  Multi one(Extents(64, 64), {0}, s, relax::Fixed(8), {}, policy);
+  CHECK(one.decomposition().size() == 1);
+  CHECK(one.make_grid().first() == 0);
 }

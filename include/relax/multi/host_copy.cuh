@@ -43,6 +43,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace relax {
@@ -76,18 +77,23 @@ template <>
 struct is_host_exchange<HostCopy> : std::true_type {};
 
 //! How a host-controlled solver with Comm policy `Comm` moves the halos after a round: `HostCopy`
-//! here, `Nccl` in `multi/nccl.cuh`. `before_round(s, stream)` orders slab s's next round after
-//! what the exchange still reads or writes of its arrays; `after_round(s, stream)` marks the
-//! round done; `exchange(u, stream_of)` gives every slab the H rows next to its owned rows from
-//! each neighbour (slab s's work on `stream_of(s)`).
+//! here, `Nccl` in `multi/nccl.cuh`. `held(global, devices, comm)` says which slabs this process
+//! holds ({0, 0}: one per device, all of them; else {slabs in all, the first held});
+//! `before_round(s, stream)` orders slab s's next round after what the exchange still reads or
+//! writes of its arrays; `after_round(s, stream)` marks the round done; `exchange(u, stream_of)`
+//! gives every held slab the H rows next to its owned rows from each neighbour (slab s's work on
+//! `stream_of(s)`); `global_max<T>(v, stream)` is the max of this process's norm `v` over every
+//! process of the solve (`v` itself when one process holds every slab).
 template <class Comm>
 class HaloExchange;
 
 template <>
 class HaloExchange<HostCopy> {
  public:
+  static std::pair<int, int> held(const Extents&, const std::vector<int>&, const HostCopy&) { return {0, 0}; }
+
   //! The events of slab s on `devices[s]` (an event is recorded on streams of its own device).
-  HaloExchange(const Decomposition& d, const std::vector<int>& devices) : decomposition_(d) {
+  HaloExchange(const Decomposition& d, const std::vector<int>& devices, const HostCopy&) : decomposition_(d) {
     events_.reserve(devices.size());
     for (int device : devices) {
       const DeviceScope scope(device);
@@ -99,6 +105,10 @@ class HaloExchange<HostCopy> {
     for_neighbours(s, [&](int n) { RELAX_CUDA_CHECK(cudaStreamWaitEvent(stream, event(n).copied.get(), 0)); });
   }
   void after_round(int s, cudaStream_t stream) { event(s).swept.record(stream); }
+  template <class T>
+  double global_max(double v, cudaStream_t) const {
+    return v;
+  }
 
   //! Slab s copies the rows from each neighbour with `cudaMemcpyPeerAsync` on its stream, once
   //! that neighbour's round is done.
@@ -174,13 +184,13 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
   //!         other than Sync.
   MultiSolver(const Extents& global, std::vector<int> devices, Stencil stencil, Fixed controller = {},
               SolveOptions options = {}, Comm comm = {})
-      : Base(global, std::move(devices), stencil, controller, options, halo),
-        exchange_(this->decomposition_, this->devices_) {
+      : Base(global, devices, stencil, controller, options, halo, placement(global, devices, comm)),
+        exchange_(this->decomposition_, this->devices_, comm) {
     if constexpr (std::is_same_v<Comm, HostCopy>) {
       detail::require(!comm.overlap || detail::is_sync_tile<Strategy>::value, "comm.overlap", "true",
                       "false with this strategy: the overlap of the exchange with interior compute is built for Sync");
       if (comm.overlap)
-        for (int s = 0; s < this->size(); ++s) {
+        for (int s = this->first(); s < this->first() + this->held(); ++s) {
           const detail::DeviceScope scope(this->device(s));
           overlap_.push_back(std::make_unique<Overlap>());
         }
@@ -194,7 +204,7 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
     const auto started = std::chrono::steady_clock::now();
     this->begin(u, b);
     SolveReport report;
-    report.rhs_norm = this->rhs_norm(u, b);
+    report.rhs_norm = exchange_.template global_max<value_type>(this->rhs_norm(u, b), this->part(this->first()).stream);
     const StopCriterion stop = criterion(this->options_);
     const std::int64_t check_every = this->controller_.sweeps_before_check();
     for (;;) {
@@ -233,7 +243,7 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
   // `sweeps` sweeps (one launch) on every slab, each once the exchange is done with the rows
   // this round overwrites.
   void round(DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b, int sweeps) {
-    for (int s = 0; s < this->size(); ++s) {
+    for (int s = this->first(); s < this->first() + this->held(); ++s) {
       const detail::DeviceScope scope(this->device(s));
       auto& p = this->part(s);
       exchange_.before_round(s, p.stream);
@@ -253,10 +263,10 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
   // One Sync sweep on every slab with the exchange overlapped: the edge rows on the slab's stream
   // (the exchange waits for those), the interior on its second stream.
   void overlapped_round(DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
-    for (int s = 0; s < this->size(); ++s) {
+    for (int s = this->first(); s < this->first() + this->held(); ++s) {
       const detail::DeviceScope scope(this->device(s));
       auto& p = this->part(s);
-      Overlap& o = *overlap_[static_cast<std::size_t>(s)];
+      Overlap& o = *overlap_[static_cast<std::size_t>(s - this->first())];
       const Slab& me = this->decomposition_[s];
       const GridLayout& l = u.part(s).layout();
       const std::int64_t along = l.rank() == 3 ? l.nz() : l.ny();
@@ -277,20 +287,31 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
 
   // Every slab's stream waits for its interior (after the exchange's copies are queued on it).
   void join_interiors() {
-    for (int s = 0; s < this->size(); ++s) {
+    for (int s = this->first(); s < this->first() + this->held(); ++s) {
       const detail::DeviceScope scope(this->device(s));
-      RELAX_CUDA_CHECK(cudaStreamWaitEvent(this->part(s).stream.get(), overlap_[static_cast<std::size_t>(s)]->done.get(), 0));
+      RELAX_CUDA_CHECK(
+          cudaStreamWaitEvent(this->part(s).stream.get(), overlap_[static_cast<std::size_t>(s - this->first())]->done.get(), 0));
     }
   }
 
   // ρ's numerator: the max over the slabs of the residual over their whole local boxes (after an
   // exchange, every local point's residual is the global one).
   double residual_norm(const DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
-    for (int s = 0; s < this->size(); ++s) {
+    for (int s = this->first(); s < this->first() + this->held(); ++s) {
       const detail::DeviceScope scope(this->device(s));
       request_residual_norm(this->stencil_, u.part(s), b.part(s), this->part(s).slot, this->part(s).stream);
     }
-    return this->collect_max();
+    return exchange_.template global_max<value_type>(this->collect_max(), this->part(this->first()).stream);
+  }
+
+  // The slabs this process holds, as the Comm policy says (all of them, but for a communicator
+  // of one process per GPU).
+  static typename Base::Placement placement(const Extents& global, const std::vector<int>& devices, const Comm& comm) {
+    const auto [parts, first] = detail::HaloExchange<Comm>::held(global, devices, comm);
+    typename Base::Placement p;
+    p.parts = parts;
+    p.first = first;
+    return p;
   }
 
   detail::HaloExchange<Comm> exchange_;

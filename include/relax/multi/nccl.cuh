@@ -8,14 +8,21 @@
 //! receives, and a neighbour's next round its sends, in stream order; no events). One process
 //! drives the k GPUs through one communicator of k ranks (`ncclCommInitAll`), rank s holding slab s.
 //!
+//! One process per GPU: give the solver a communicator of one rank per process (`Nccl::comm`,
+//! made by the program from its own bootstrap: an MPI broadcast of `ncclGetUniqueId`'s id and
+//! `ncclCommInitRank`, as NCCL's documentation shows). Rank r then holds slab r of as many slabs
+//! as the communicator has ranks, on the communicator's device (the one entry of `devices`); the
+//! halos go between ranks as above, and ‖b‖ and every check's norm are the max over the ranks (an
+//! all-reduce of the norms' bits, so every rank takes the same decision from the same double; max
+//! is order-free). The solver does not own that communicator.
+//!
 //! NCCL runs one rank per GPU: the devices must be distinct (several sub-domains on one GPU:
 //! `HostCopy` or `PeerStore`). On one GPU this is one rank, one slab and no exchange. The
 //! component is optional: link `relax::nccl` (CMake finds `nccl.h` and `libnccl`); `relax::relax`
-//! needs neither. The host API used here (group, send, receive) is the same across NCCL 2.x; the
-//! version loaded is checked at the first communicator (major version 2).
+//! needs neither. The host API used here (group, send, receive, all-reduce) is the same across
+//! NCCL 2.x; the version loaded is checked at the first communicator (major version 2).
 //!
-//! Not yet built: the one-process-per-GPU model (a communicator from an MPI or unique-id
-//! bootstrap, each process holding its own slab) and NCCL's device API.
+//! Not yet built: NCCL's device API.
 
 #include <relax/multi/host_copy.cuh>
 
@@ -23,12 +30,17 @@
 
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace relax {
 
 //! The Comm policy whose halos NCCL sends and receives (see the file comment).
-struct Nccl {};
+struct Nccl {
+  //! A communicator of one rank per process, each process holding the slab of its rank (null:
+  //! this process drives every GPU of the solve through a communicator of its own). Not owned.
+  ncclComm_t comm = nullptr;
+};
 
 //! An NCCL call failed. `code()` is NCCL's status.
 class nccl_error : public std::runtime_error {
@@ -70,12 +82,42 @@ inline int checked_nccl_version() {
   return version;
 }
 
+//! The unsigned integers of NCCL with the width of T (the norms' bits are reduced as those).
+template <class T>
+inline ncclDataType_t nccl_bits_type() {
+  return sizeof(T) == 4 ? ncclUint32 : ncclUint64;
+}
+
 template <>
 class HaloExchange<Nccl> {
  public:
-  //! One communicator of `devices.size()` ranks, rank s on `devices[s]`.
+  //! The slabs this process holds: all (one per device) without `comm.comm`; else the slab of its
+  //! rank of as many as the communicator has ranks.
+  //! \throws relax::invalid_argument when `devices` is not the communicator's one device.
+  static std::pair<int, int> held(const Extents&, const std::vector<int>& devices, const Nccl& comm) {
+    if (comm.comm == nullptr) return {0, 0};
+    (void)checked_nccl_version();
+    int ranks = 0, rank = 0, device = -1;
+    RELAX_NCCL_CHECK(ncclCommCount(comm.comm, &ranks));
+    RELAX_NCCL_CHECK(ncclCommUserRank(comm.comm, &rank));
+    RELAX_NCCL_CHECK(ncclCommCuDevice(comm.comm, &device));
+    require(devices.size() == 1 && devices[0] == device, "devices", devices.empty() ? -1 : devices[0],
+            ("this process's one device, the communicator's (device " + std::to_string(device) +
+             ") with relax::Nccl::comm: one rank, one slab, one GPU per process")
+                .c_str());
+    return {ranks, rank};
+  }
+
+  //! Without `comm.comm`, one communicator of `devices.size()` ranks, rank s on `devices[s]`;
+  //! with it, that communicator (this process holding the slab of its rank).
   //! \throws relax::invalid_argument when a device repeats.
-  HaloExchange(const Decomposition& d, const std::vector<int>& devices) : decomposition_(d), comms_(devices.size()) {
+  HaloExchange(const Decomposition& d, const std::vector<int>& devices, const Nccl& comm)
+      : decomposition_(d), comms_(devices.size()), owned_(comm.comm == nullptr) {
+    if (!owned_) {
+      comms_[0] = comm.comm;
+      RELAX_NCCL_CHECK(ncclCommUserRank(comm.comm, &first_));
+      return;
+    }
     for (std::size_t a = 0; a < devices.size(); ++a)
       for (std::size_t b = a + 1; b < devices.size(); ++b)
         require(devices[a] != devices[b], "devices", devices[b],
@@ -87,12 +129,34 @@ class HaloExchange<Nccl> {
   HaloExchange(const HaloExchange&) = delete;
   HaloExchange& operator=(const HaloExchange&) = delete;
   ~HaloExchange() {
-    for (ncclComm_t c : comms_)
-      if (c != nullptr) (void)ncclCommDestroy(c);
+    if (owned_)
+      for (ncclComm_t c : comms_)
+        if (c != nullptr) (void)ncclCommDestroy(c);
   }
 
   void before_round(int, cudaStream_t) {}
   void after_round(int, cudaStream_t) {}
+
+  //! With a communicator of one rank per process, the max over the ranks of `v` (each rank's max
+  //! over its slabs): its bits all-reduced with max on `stream` (a norm is ≥ 0 or NaN, so its bits
+  //! order as its value, NaN above all, as `collect_max` orders them). Blocks.
+  template <class T>
+  double global_max(double v, cudaStream_t stream) {
+    if (owned_) return v;
+    using Bits = arith::bits_t<T>;
+    if (bits_.size() == 0) {
+      bits_ = DeviceBuffer<unsigned long long>(1);
+      host_bits_ = PinnedBuffer<unsigned long long>(1);
+    }
+    Bits* const device = reinterpret_cast<Bits*>(bits_.data());
+    Bits* const host = reinterpret_cast<Bits*>(host_bits_.data());
+    *host = arith::abs_bits(static_cast<T>(v));
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(device, host, sizeof(Bits), cudaMemcpyHostToDevice, stream));
+    RELAX_NCCL_CHECK(ncclAllReduce(device, device, 1, nccl_bits_type<T>(), ncclMax, comms_[0], stream));
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(host, device, sizeof(Bits), cudaMemcpyDeviceToHost, stream));
+    RELAX_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return static_cast<double>(arith::from_bits<T>(*host));
+  }
 
   //! One group: every slab sends its edge rows to each neighbour and receives theirs.
   template <class T, class Streams>
@@ -100,10 +164,10 @@ class HaloExchange<Nccl> {
     const GridLayout& l = u.part(0).layout();
     const std::int64_t line = l.rank() == 3 ? l.plane : l.pitch;  // elements of one storage row (plane)
     RELAX_NCCL_CHECK(ncclGroupStart());
-    for (int s = 0; s < decomposition_.size(); ++s) {
+    for (int s = first_; s < first_ + static_cast<int>(comms_.size()); ++s) {  // the held slabs (rank s each)
       const DeviceScope scope(u.device(s));
       const Slab& me = decomposition_[s];
-      const ncclComm_t comm = comms_[static_cast<std::size_t>(s)];
+      const ncclComm_t comm = comms_[static_cast<std::size_t>(s - first_)];
       const cudaStream_t stream = stream_of(s);
       auto pair = [&](const RowRange& send, const RowRange& receive, int peer) {
         const auto count = static_cast<std::size_t>(send.count * line);
@@ -120,7 +184,11 @@ class HaloExchange<Nccl> {
 
  private:
   Decomposition decomposition_;
-  std::vector<ncclComm_t> comms_;
+  std::vector<ncclComm_t> comms_;  // of the held slabs
+  bool owned_ = true;              // made here (one process, every GPU), or the program's
+  int first_ = 0;                  // the first held slab (this process's rank)
+  DeviceBuffer<unsigned long long> bits_;  // the all-reduced norm's bits (a float's in the low word's place)
+  PinnedBuffer<unsigned long long> host_bits_;
 };
 
 }  // namespace detail

@@ -103,13 +103,20 @@ struct PeerItem {
   int sides, flagged;
 };
 
+//! The slab of a kernel whose items (of the edge phase, or of the interior phase) hold item `v`.
+template <class T>
+RELAX_HOST_DEVICE RELAX_FORCE_INLINE int peer_slab_of(const PeerLaunch<T>& launch, std::int64_t v, bool edge) {
+  int slab = 0;
+  while (slab + 1 < launch.count && v >= (edge ? launch.slabs[slab + 1].edge_first : launch.slabs[slab + 1].inner_first))
+    ++slab;
+  return slab;
+}
+
 template <class T>
 RELAX_HOST_DEVICE RELAX_FORCE_INLINE PeerItem peer_item(const PeerLaunch<T>& launch, std::int64_t v, int rank) {
   PeerItem it{0, 0, 0, 0, 0, 0};
   const bool edge = v < launch.edge_items;
-  while (it.slab + 1 < launch.count &&
-         v >= (edge ? launch.slabs[it.slab + 1].edge_first : launch.slabs[it.slab + 1].inner_first))
-    ++it.slab;
+  it.slab = peer_slab_of(launch, v, edge);
   const PeerSlab<T>& sl = launch.slabs[it.slab];
   const std::int64_t local = v - (edge ? sl.edge_first : sl.inner_first);
   const std::int64_t position = local / sl.band_items;
@@ -233,9 +240,7 @@ template <class T>
 RELAX_HOST_DEVICE RELAX_FORCE_INLINE PeerSegment peer_segment(const PeerLaunch<T>& launch, std::int64_t v) {
   PeerSegment it{0, 0, 0, 0, 0};
   const bool edge = v < launch.edge_items;
-  while (it.slab + 1 < launch.count &&
-         v >= (edge ? launch.slabs[it.slab + 1].edge_first : launch.slabs[it.slab + 1].inner_first))
-    ++it.slab;
+  it.slab = peer_slab_of(launch, v, edge);
   const PeerSlab<T>& sl = launch.slabs[it.slab];
   const std::int64_t local = v - (edge ? sl.edge_first : sl.inner_first);
   const bool all_edge = peer_edge_segments(sl) == sl.segments;
