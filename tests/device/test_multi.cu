@@ -4,7 +4,8 @@
 // without its overlap with interior compute, and TemporalBlock<D, ColumnStream> and
 // TemporalBlock<D, Tile>, a D-row halo every D sweeps; BlockAsync<D>, whose halos are stale
 // within a launch, against the host emulation of the split) and CPU-free with PeerStore
-// (DeviceLoop<Sync>: one kernel for all sub-domains, and one kernel per sub-domain); bad devices
+// (DeviceLoop<Sync>, and DeviceLoop<TemporalBlock<D, ColumnStream>> with a D-row halo every
+// pass: one kernel for all sub-domains, one kernel per sub-domain, and two kernels); bad devices
 // and a split too thin for its halo refused with a message; a sub-domain that never signals ends
 // the solve with an error naming it; many short solves lose or repeat no halo.
 #include <catch2/catch.hpp>

@@ -28,7 +28,9 @@ inline constexpr long long stream_target_warps = 4096;
 //! stream at D = 8 has) give it the launched stream's warps.
 inline constexpr int stream_loop_blocks_per_sm = 4;
 //! The CPU-free multi-sub-domain streamed loop (`peer_stream_kernel`, 2D): blocks per SM its
-//! launch bounds are for; the single-domain loop's 4 (128 registers) until measured otherwise.
+//! launch bounds are for, the single-domain loop's 4 (128 registers). Measured on the H200
+//! (2026-12-01, bench_multi_peer_stream{,_blocks3}.json, D = 8, two slabs): 4 blocks 528 µs a
+//! sweep at 16384², 10.95 at 256²; 3 blocks (168 registers, no spills) 564 and 10.31.
 //! `RELAX_TUNING_PEER_STREAM_BLOCKS_PER_SM` overrides it (for measuring).
 #ifdef RELAX_TUNING_PEER_STREAM_BLOCKS_PER_SM
 inline constexpr int peer_stream_blocks_per_sm = RELAX_TUNING_PEER_STREAM_BLOCKS_PER_SM;
