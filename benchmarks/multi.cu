@@ -103,6 +103,7 @@ const int registered = [] {
   register_scaling<S5, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 16384, 64);
   register_scaling<S5, relax::TemporalBlock<8, relax::ColumnStream>, relax::HostCopy>("TemporalBlock8_stream", 16384, 256);
   register_scaling<S7, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 512, 64);
+  register_scaling<S5, CpuFreeStream8, relax::PeerStore>("DeviceLoop_Stream8", 16384, 256);
 #if RELAX_BENCH_NCCL
   register_sweeps<S5, relax::TemporalBlock<8, relax::ColumnStream>, relax::Nccl>("TemporalBlock8_stream", 256, 2048);
   register_sweeps<S5, relax::TemporalBlock<8, relax::ColumnStream>, relax::Nccl>("TemporalBlock8_stream", 16384, 256);

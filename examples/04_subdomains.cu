@@ -1,8 +1,10 @@
 // Ten implicit diffusion steps on a 257 × 257 grid split into three slabs (relax::MultiSolver),
-// twice: with host-controlled halo copies (HostCopy) and with no host in the loop (PeerStore: one
-// persistent kernel stores the halos and takes the stop decision), each checked against the
-// one-domain run: the same sweeps and ρ for every step and the same bits in the final state. The three slabs go to the GPUs there are in
-// turn (all three to GPU 0 on a machine with one). Without a GPU it says so and checks the host
+// three times: with host-controlled halo copies (HostCopy) and with no host in the loop
+// (PeerStore: one persistent kernel stores the halos and takes the stop decision), the latter
+// with Sync's sweeps and with exact temporal blocking (a 4-row halo after every pass of 4
+// sweeps), each checked against the one-domain run: the same sweeps and ρ for every step and
+// the same bits in the final state. The three slabs go to the GPUs there are in turn (all three
+// to GPU 0 on a machine with one). Without a GPU it says so and checks the host
 // emulation of the split (relax::reference::solve_split) against the one-domain reference
 // solve instead, on one step's system.
 
@@ -78,5 +80,10 @@ int main() {
   relax::MultiSolver<relax::Stencil5<float>, relax::DeviceLoop<relax::Sync>, relax::PeerStore> stored(
       p.extents(), devices, stencil, every8);
   const bool peer_ok = check(stored, "halos stored by the kernels, no host in the loop");
-  return host_ok && peer_ok ? 0 : 1;
+  // The same with temporal blocking: each kernel streams 4 exact sweeps a pass over its slabs'
+  // owned rows and stores their 4 edge rows into the neighbours' halos.
+  relax::MultiSolver<relax::Stencil5<float>, relax::DeviceLoop<Strategy>, relax::PeerStore> streamed(
+      p.extents(), devices, stencil, every8);
+  const bool stream_ok = check(streamed, "4-row halos stored by the kernels after every 4 sweeps, no host in the loop");
+  return host_ok && peer_ok && stream_ok ? 0 : 1;
 }
