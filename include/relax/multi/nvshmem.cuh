@@ -45,8 +45,8 @@
 //! e.g. the PyPI wheel `nvidia-nvshmem-cu13`) and compile with relocatable device code
 //! (`CUDA_SEPARABLE_COMPILATION`); `relax::relax` needs neither.
 //!
-//! Not yet built: temporal blocking across slabs in this form, and the host-controlled solver
-//! over NVSHMEM.
+//! Not yet built: temporal blocking across slabs in this form (`PeerStore` has it:
+//! `peer_stream_kernel`), and the host-controlled solver over NVSHMEM.
 
 #include <relax/core/buffer.hpp>
 #include <relax/core/device.hpp>
