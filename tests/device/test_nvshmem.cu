@@ -4,8 +4,9 @@
 // the single-domain one (sweeps, checks, ρ, history, every held point), 2D and 3D, square,
 // rectangular and degenerate boxes, float and double; the ten-step problem; many short solves;
 // a sub-domain that never puts its edge rows ends the solve with an error naming it; bad
-// settings refused. Run alone (one PE) or under `mpirun -np P` (P PEs, the comparisons on the
-// rows each holds).
+// settings refused. The host-controlled solver over NVSHMEM (Sync and TemporalBlock<D,
+// ColumnStream> rounds, the halos put between them): the same bits. Run alone (one PE) or under
+// `mpirun -np P` (P PEs, the comparisons on the rows each holds).
 #include <relax/multi/nvshmem.cuh>  // first: the header compiles on its own
 
 #include <catch2/catch.hpp>
@@ -79,6 +80,37 @@ TEST_CASE("NVSHMEM halos solve as one domain, bit for bit", "[multi][nvshmem]") 
 TEST_CASE("NVSHMEM halos on small boxes, for the sanitizers", "[multi][nvshmem][sanitize]") {
   check_nvshmem(Extents(70, 33), relax::Stencil5<float>(10.0), 3, 4, 24);
   check_nvshmem(Extents(20, 9, 7), relax::Stencil7<float>(1.0), 2, 2, 10);
+}
+
+namespace {
+
+// The host-controlled solver over NVSHMEM (launch-based rounds, the halos put between them).
+template <class Strategy, class S>
+void check_nvshmem_host(const Extents& e, const S& s, int per_pe, int m = 8, std::int64_t max_sweeps = 400) {
+  INFO(runtime().pes() << " PEs, host-controlled");
+  relax::testing::check_split_equals_whole<Strategy, relax::Nvshmem, relax::Sync>(e, s, mine(per_pe), m, max_sweeps,
+                                                                                  relax::Nvshmem{});
+}
+
+using Stream4 = relax::TemporalBlock<4, relax::ColumnStream>;
+
+}  // namespace
+
+TEST_CASE("host-controlled rounds with NVSHMEM halos solve as one domain, bit for bit", "[multi][nvshmem][nvshmem_host]") {
+  const relax::Stencil5<float> s(10.0);
+  for (int per_pe : {1, 2, 3, 4}) {
+    check_nvshmem_host<relax::Sync>(Extents(257, 257), s, per_pe);
+    check_nvshmem_host<relax::Sync>(Extents(33, 517), s, per_pe, 5, 37);  // the cap, not a multiple of M
+    check_nvshmem_host<Stream4>(Extents(1000, 70), s, per_pe);            // a 4-row halo every 4 sweeps
+    check_nvshmem_host<relax::TemporalBlock<2, relax::ColumnStream>>(Extents(40, 40, 40), relax::Stencil7<float>(1.0),
+                                                                     per_pe);
+    check_nvshmem_host<relax::Sync>(Extents(33, 17, 29), relax::Stencil7<double>(10.0), per_pe);
+  }
+  if (runtime().pes() == 1) check_nvshmem_host<relax::Sync>(Extents(70, 4), s, 4);  // one-row sub-domains
+}
+
+TEST_CASE("host-controlled NVSHMEM halos on small boxes, for the sanitizers", "[multi][nvshmem][nvshmem_host][sanitize]") {
+  check_nvshmem_host<Stream4>(Extents(70, 33), relax::Stencil5<float>(10.0), 2, 4, 24);
 }
 
 TEST_CASE("the ten-step problem with NVSHMEM halos is the single-domain run, bit for bit",

@@ -202,6 +202,15 @@ void copy(const DistributedGrid<T>& from, DistributedGrid<T>& to) {
 
 namespace detail {
 
+//! Which slabs of how many a process holds, and where their storage comes from: by default
+//! every slab (one per device), in `DeviceGrid`'s own memory.
+template <class T>
+struct SlabPlacement {
+  int parts = 0;  //!< slabs in all (0: one per device)
+  int first = 0;  //!< the first slab held here (the held: one per device)
+  typename DistributedGrid<T>::Allocate allocate;
+};
+
 //! What every multi-sub-domain solver keeps and checks: the stencil, the controller and options,
 //! the decomposition into slabs of halo `halo` (one per entry of `devices`, or, in a program of
 //! one process per GPU, `Placement::parts` of which this process holds a run), and per held slab
@@ -221,13 +230,7 @@ class SlabSolverBase {
   }
 
  protected:
-  //! Which slabs of how many this process holds, and where their storage comes from: by
-  //! default every slab (one per device), in `DeviceGrid`'s own memory.
-  struct Placement {
-    int parts = 0;  //!< slabs in all (0: one per device)
-    int first = 0;  //!< the first slab held here (the held: one per device)
-    typename DistributedGrid<value_type>::Allocate allocate;
-  };
+  using Placement = SlabPlacement<value_type>;
 
   //! \throws relax::invalid_argument for bad extents, devices, controller or options (overlapped
   //!         checks included), or a slab thinner than the halo.

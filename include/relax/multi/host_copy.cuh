@@ -77,8 +77,9 @@ template <>
 struct is_host_exchange<HostCopy> : std::true_type {};
 
 //! How a host-controlled solver with Comm policy `Comm` moves the halos after a round: `HostCopy`
-//! here, `Nccl` in `multi/nccl.cuh`. `held(global, devices, comm)` says which slabs this process
-//! holds ({0, 0}: one per device, all of them; else {slabs in all, the first held});
+//! here, `Nccl` in `multi/nccl.cuh`, `Nvshmem` in `multi/nvshmem.cuh`. `held<T>(global, devices,
+//! comm, halo)` says which slabs this process holds and where their storage comes from (the
+//! default `SlabPlacement`: one per device, all of them);
 //! `before_round(s, stream)` orders slab s's next round after what the exchange still reads or
 //! writes of its arrays; `after_round(s, stream)` marks the round done; `exchange(u, stream_of)`
 //! gives every held slab the H rows next to its owned rows from each neighbour (slab s's work on
@@ -90,7 +91,10 @@ class HaloExchange;
 template <>
 class HaloExchange<HostCopy> {
  public:
-  static std::pair<int, int> held(const Extents&, const std::vector<int>&, const HostCopy&) { return {0, 0}; }
+  template <class T>
+  static SlabPlacement<T> held(const Extents&, const std::vector<int>&, const HostCopy&, int) {
+    return {};
+  }
 
   //! The events of slab s on `devices[s]` (an event is recorded on streams of its own device).
   HaloExchange(const Decomposition& d, const std::vector<int>& devices, const HostCopy&) : decomposition_(d) {
@@ -307,11 +311,7 @@ class MultiSolver : public detail::SlabSolverBase<Stencil_> {
   // The slabs this process holds, as the Comm policy says (all of them, but for a communicator
   // of one process per GPU).
   static typename Base::Placement placement(const Extents& global, const std::vector<int>& devices, const Comm& comm) {
-    const auto [parts, first] = detail::HaloExchange<Comm>::held(global, devices, comm);
-    typename Base::Placement p;
-    p.parts = parts;
-    p.first = first;
-    return p;
+    return detail::HaloExchange<Comm>::template held<value_type>(global, devices, comm, halo);
   }
 
   detail::HaloExchange<Comm> exchange_;

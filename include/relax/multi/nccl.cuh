@@ -94,8 +94,9 @@ class HaloExchange<Nccl> {
   //! The slabs this process holds: all (one per device) without `comm.comm`; else the slab of its
   //! rank of as many as the communicator has ranks.
   //! \throws relax::invalid_argument when `devices` is not the communicator's one device.
-  static std::pair<int, int> held(const Extents&, const std::vector<int>& devices, const Nccl& comm) {
-    if (comm.comm == nullptr) return {0, 0};
+  template <class T>
+  static SlabPlacement<T> held(const Extents&, const std::vector<int>& devices, const Nccl& comm, int) {
+    if (comm.comm == nullptr) return {};
     (void)checked_nccl_version();
     int ranks = 0, rank = 0, device = -1;
     RELAX_NCCL_CHECK(ncclCommCount(comm.comm, &ranks));
@@ -105,7 +106,10 @@ class HaloExchange<Nccl> {
             ("this process's one device, the communicator's (device " + std::to_string(device) +
              ") with relax::Nccl::comm: one rank, one slab, one GPU per process")
                 .c_str());
-    return {ranks, rank};
+    SlabPlacement<T> p;
+    p.parts = ranks;
+    p.first = rank;
+    return p;
   }
 
   //! Without `comm.comm`, one communicator of `devices.size()` ranks, rank s on `devices[s]`;

@@ -45,12 +45,15 @@
 //! e.g. the PyPI wheel `nvidia-nvshmem-cu13`) and compile with relocatable device code
 //! (`CUDA_SEPARABLE_COMPILATION`); `relax::relax` needs neither.
 //!
-//! Not yet built: temporal blocking across slabs in this form (`PeerStore` has it:
-//! `peer_stream_kernel`), and the host-controlled solver over NVSHMEM.
+//! The host-controlled solver over NVSHMEM (launch-based strategies, the halos put by the host
+//! between rounds) is `HaloExchange<Nvshmem>`, at the end of this file. Not yet built: temporal
+//! blocking across slabs in the CPU-free form over NVSHMEM (`PeerStore` has it:
+//! `peer_stream_kernel`).
 
 #include <relax/core/buffer.hpp>
 #include <relax/core/device.hpp>
 #include <relax/multi/distributed.cuh>
+#include <relax/multi/host_copy.cuh>
 #include <relax/multi/peer_store.cuh>
 #include <relax/multi/peer_table.hpp>
 #include <relax/strategy/device_loop.cuh>
@@ -263,6 +266,66 @@ inline std::vector<unsigned long long> nvshmem_agree(std::exception_ptr local, c
   extra.erase(extra.begin());
   return extra;
 }
+
+//! The solvers of `Nvshmem` run on their PE's GPU, which must be current (their streams and
+//! buffers are there).
+inline void nvshmem_require_current_device(const NvshmemRuntime& runtime) {
+int current = -1;
+RELAX_CUDA_CHECK(cudaGetDevice(&current));
+require(current == runtime.device(), "current device", current,
+        ("this PE's device, " + std::to_string(runtime.device()) +
+         " (NvshmemRuntime::device()): make it current before constructing or solving")
+            .c_str());
+}
+
+//! Collective: this PE's slabs of the decomposition of `global` with halo `halo` (`devices`: one
+//! entry, this PE's GPU, per slab it holds), in symmetric memory of the largest slab's size.
+//! Checks first, with every PE (so a PE that refuses its arguments does not leave the others in
+//! a collective call), that NVSHMEM runs, that `devices` names this PE's GPU, which is current,
+//! and that every PE holds as many slabs.
+template <class T>
+SlabPlacement<T> nvshmem_placement(const Extents& global, const std::vector<int>& devices, int halo) {
+  const NvshmemRuntime* runtime = NvshmemRuntime::active();
+  if (runtime == nullptr)
+    throw std::logic_error("relax::MultiSolver<Nvshmem>: NVSHMEM is not running (create a relax::NvshmemRuntime first)");
+  const auto per_pe = static_cast<unsigned long long>(devices.size());
+  const int pes = runtime->pes();
+  std::exception_ptr local;
+  int parts = 0;
+  try {
+    detail::require(!devices.empty(), "devices", "none", "at least one sub-domain on this PE");
+    for (int d : devices)
+      detail::require(d == runtime->device(), "devices", d,
+                      ("this PE's device, " + std::to_string(runtime->device()) + ", for each of its sub-domains").c_str());
+    nvshmem_require_current_device(*runtime);
+    detail::require(pes <= detail::peer_max_launches, "PEs", pes,
+                    ("at most " + std::to_string(detail::peer_max_launches) + " PEs (the width of the norm board)").c_str());
+    global.validate();
+    parts = static_cast<int>(per_pe) * pes;
+    const Decomposition probe(global, parts, halo);  // refuses a split thinner than its halo
+  } catch (...) {
+    local = std::current_exception();
+  }
+  {
+    DeviceBuffer<unsigned long long> scratch = detail::symmetric_buffer<unsigned long long>(6);
+    const Stream stream;
+    const auto most = detail::nvshmem_agree(local, "to construct its solver", {per_pe, ~per_pe}, scratch, stream.get());
+    detail::require(most[0] == per_pe && ~most[1] == per_pe, "devices", static_cast<std::int64_t>(per_pe),
+                    "as many sub-domains on every PE");
+  }
+  const Decomposition whole(global, parts, halo);
+  std::size_t largest = 0;
+  for (int s = 0; s < parts; ++s)
+    largest = std::max(largest, static_cast<std::size_t>(whole[s].template layout<T>().size()));
+  SlabPlacement<T> p;
+  p.parts = parts;
+  p.first = runtime->pe() * static_cast<int>(per_pe);
+  p.allocate = [largest](const GridLayout& l) {
+    return DeviceGrid<T>(l, detail::symmetric_buffer<T>(largest));
+  };
+  return p;
+}
+
 
 __device__ __forceinline__ std::uint64_t* signal_word(unsigned long long* w) { return reinterpret_cast<std::uint64_t*>(w); }
 
@@ -615,61 +678,12 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
                           detail::DeviceLoopState<value_type>*, detail::DeviceLoopStepReport<value_type>*,
                           arith::bits_t<value_type>*);
 
-  // This PE's slabs of the decomposition, in symmetric memory of the largest slab's size. Checks
-  // first, with every PE (collectively, so a PE that refuses its arguments does not leave the
-  // others in a collective call), that NVSHMEM runs, that `devices` names this PE's GPU, which is
-  // current, and that every PE holds as many slabs.
+  // This PE's slabs of the decomposition (`nvshmem_placement`).
   static typename Base::Placement placement(const Extents& global, const std::vector<int>& devices) {
-    const NvshmemRuntime* runtime = NvshmemRuntime::active();
-    if (runtime == nullptr)
-      throw std::logic_error("relax::MultiSolver<Nvshmem>: NVSHMEM is not running (create a relax::NvshmemRuntime first)");
-    const auto per_pe = static_cast<unsigned long long>(devices.size());
-    const int pes = runtime->pes();
-    std::exception_ptr local;
-    int parts = 0;
-    try {
-      detail::require(!devices.empty(), "devices", "none", "at least one sub-domain on this PE");
-      for (int d : devices)
-        detail::require(d == runtime->device(), "devices", d,
-                        ("this PE's device, " + std::to_string(runtime->device()) + ", for each of its sub-domains").c_str());
-      require_current_device(*runtime);
-      detail::require(pes <= detail::peer_max_launches, "PEs", pes,
-                      ("at most " + std::to_string(detail::peer_max_launches) + " PEs (the width of the norm board)").c_str());
-      global.validate();
-      parts = static_cast<int>(per_pe) * pes;
-      const Decomposition probe(global, parts, halo);  // refuses a split thinner than its halo
-    } catch (...) {
-      local = std::current_exception();
-    }
-    {
-      DeviceBuffer<unsigned long long> scratch = detail::symmetric_buffer<unsigned long long>(6);
-      const Stream stream;
-      const auto most = detail::nvshmem_agree(local, "to construct its solver", {per_pe, ~per_pe}, scratch, stream.get());
-      detail::require(most[0] == per_pe && ~most[1] == per_pe, "devices", static_cast<std::int64_t>(per_pe),
-                      "as many sub-domains on every PE");
-    }
-    const Decomposition whole(global, parts, halo);
-    std::size_t largest = 0;
-    for (int s = 0; s < parts; ++s)
-      largest = std::max(largest, static_cast<std::size_t>(whole[s].template layout<value_type>().size()));
-    typename Base::Placement p;
-    p.parts = parts;
-    p.first = runtime->pe() * static_cast<int>(per_pe);
-    p.allocate = [largest](const GridLayout& l) {
-      return DeviceGrid<value_type>(l, detail::symmetric_buffer<value_type>(largest));
-    };
-    return p;
+    return detail::nvshmem_placement<value_type>(global, devices, halo);
   }
 
-  // The solver runs on its PE's GPU, which must be current (its streams and buffers are there).
-  static void require_current_device(const NvshmemRuntime& runtime) {
-    int current = -1;
-    RELAX_CUDA_CHECK(cudaGetDevice(&current));
-    detail::require(current == runtime.device(), "current device", current,
-                    ("this PE's device, " + std::to_string(runtime.device()) +
-                     " (NvshmemRuntime::device()): make it current before constructing or solving")
-                        .c_str());
-  }
+  static void require_current_device(const NvshmemRuntime& runtime) { detail::nvshmem_require_current_device(runtime); }
 
   // The PE of sub-domain s.
   int pe_of(int s) const { return s / this->held(); }
@@ -770,5 +784,88 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
   DeviceBuffer<Words> board_;                            // the norms of every PE's checks (symmetric)
   DeviceBuffer<unsigned long long> reduce_;              // the reductions of solve (symmetric)
 };
+
+namespace detail {
+
+template <>
+struct is_host_exchange<Nvshmem> : std::true_type {};
+
+//! The host-controlled solver over NVSHMEM, `MultiSolver<S, Strategy, Nvshmem>` with a
+//! launch-based strategy (`multi/host_copy.cuh`'s solver), one process (PE) per GPU, each holding
+//! a run of the slabs (the same number on every PE) in the symmetric heap. After every round the
+//! PE's exchange stream waits for its slabs' rounds and then, in stream order: a barrier of all
+//! PEs (every round done, so no neighbour still reads the halo rows about to be overwritten),
+//! every held slab's puts of its edge rows into each neighbour's halo
+//! (`nvshmemx_putmem_on_stream`, to itself where the neighbour is on this PE), and a second
+//! barrier (every put delivered); the next rounds wait for that. ‖b‖ and each check's norm are
+//! the max over the PEs of the norms' bits. Collective: every PE runs the same solves. Unlike
+//! the CPU-free solver, a PE whose grids are refused at a solve's start throws alone (the others
+//! wait in the reduction of ‖b‖): make every grid with the solver's `make_grid`.
+template <>
+class HaloExchange<Nvshmem> {
+ public:
+  //! Collective (`nvshmem_placement`): this PE's run of the slabs, in symmetric memory.
+  template <class T>
+  static SlabPlacement<T> held(const Extents& global, const std::vector<int>& devices, const Nvshmem&, int halo) {
+    return nvshmem_placement<T>(global, devices, halo);
+  }
+
+  //! Collective: every PE makes its exchange in the same order (its reduction words are symmetric).
+  HaloExchange(const Decomposition& d, const std::vector<int>& devices, const Nvshmem&)
+      : decomposition_(d), per_pe_(static_cast<int>(devices.size())), pes_(nvshmem_n_pes()),
+        first_(nvshmem_my_pe() * per_pe_), swept_(devices.size()),
+        reduce_(symmetric_buffer<unsigned long long>(2)) {}
+
+  void before_round(int, cudaStream_t stream) { RELAX_CUDA_CHECK(cudaStreamWaitEvent(stream, exchanged_.get(), 0)); }
+  void after_round(int s, cudaStream_t stream) { swept_[static_cast<std::size_t>(s - first_)].record(stream); }
+
+  //! Collective: every held slab's edge rows into its neighbours' halos (see the class comment).
+  template <class T, class Streams>
+  void exchange(DistributedGrid<T>& u, Streams&& stream_of) {
+    const cudaStream_t xs = stream_.get();
+    for (const Event& e : swept_) RELAX_CUDA_CHECK(cudaStreamWaitEvent(xs, e.get(), 0));
+    nvshmemx_barrier_all_on_stream(xs);
+    const GridLayout& l = u.part(first_).layout();
+    const std::int64_t line = l.rank() == 3 ? l.plane : l.pitch;  // elements of one storage row (plane)
+    for (int s = first_; s < first_ + per_pe_; ++s) {
+      const Slab& me = decomposition_[s];
+      // The neighbour's storage is the symmetric address of the grid held here at its place among
+      // its PE's slabs (every PE allocates alike, and swaps a slab's storage with its workspace
+      // after the same rounds).
+      auto send = [&](const RowRange& rows, int n) {
+        const Slab& them = decomposition_[n];
+        T* const to = u.part(first_ + n % per_pe_).data() + them.storage_row(rows.first) * line;
+        const T* const from = u.part(s).data() + me.storage_row(rows.first) * line;
+        nvshmemx_putmem_on_stream(to, from, static_cast<std::size_t>(rows.count * line) * sizeof(T), n / per_pe_, xs);
+      };
+      if (me.has_prev) send(me.send_to_prev(), s - 1);
+      if (me.has_next) send(me.send_to_next(), s + 1);
+    }
+    nvshmemx_barrier_all_on_stream(xs);  // includes a quiet: every put delivered
+    exchanged_.record(xs);
+    for (int s = first_; s < first_ + per_pe_; ++s)  // the check after it reads the halos
+      RELAX_CUDA_CHECK(cudaStreamWaitEvent(stream_of(s), exchanged_.get(), 0));
+  }
+
+  //! Collective: the max over the PEs of `v` (each PE's max over its slabs), as the bits of a
+  //! norm (≥ 0 or NaN: its bits order as `collect_max` orders the values). Blocks.
+  template <class T>
+  double global_max(double v, cudaStream_t stream) {
+    if (pes_ == 1) return v;
+    const auto most =
+        nvshmem_max({static_cast<unsigned long long>(arith::abs_bits(static_cast<T>(v)))}, reduce_, stream);
+    return static_cast<double>(arith::from_bits<T>(static_cast<arith::bits_t<T>>(most[0])));
+  }
+
+ private:
+  Decomposition decomposition_;
+  int per_pe_ = 1, pes_ = 1, first_ = 0;
+  Stream stream_;                     // the exchange's: barriers and puts
+  std::vector<Event> swept_;          // each held slab's last round
+  Event exchanged_;                   // the last exchange's puts delivered everywhere
+  DeviceBuffer<unsigned long long> reduce_;  // the norms' reduction (symmetric)
+};
+
+}  // namespace detail
 
 }  // namespace relax
