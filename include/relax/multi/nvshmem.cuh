@@ -424,23 +424,10 @@ __device__ void nvshmem_push(const PeerSlab<T>& sl, const PeerItem& it, int dst,
 //! The device loop's counters with the check taken over every PE (see the file comment): with
 //! one PE, `DeviceLoopCounters`'s check.
 template <class T>
-struct NvshmemLoopCounters : DeviceLoopCounters<T> {
+struct NvshmemLoopCounters : BoardLoopCounters<T, NvshmemLoopCounters<T>> {
   using Bits = arith::bits_t<T>;
-  const PeerLaunch<T>& launch;
-
-  __device__ NvshmemLoopCounters(const DeviceLoopPlan& p, DeviceLoopState<T>* s, DeviceLoopStepReport<T>* reports,
-                                 Bits* h, const PeerLaunch<T>& l)
-      : DeviceLoopCounters<T>(p, s, reports, h), launch(l) {}
-
-  template <int BlockX, int BlockY>
-  __device__ bool check(Bits best) {
-    this->template post<BlockX, BlockY>(best);
-    if (!this->barrier.wait(this->token)) return false;
-    Bits norm = this->posted_norm();
-    if (launch.launches > 1 && !combine(norm)) return false;
-    this->decide(norm);
-    return true;
-  }
+  using BoardLoopCounters<T, NvshmemLoopCounters<T>>::BoardLoopCounters;
+  using BoardLoopCounters<T, NvshmemLoopCounters<T>>::launch;
 
   //! Block-level: `norm` becomes the max over the PEs' norms of this check (the board is
   //! symmetric: the same address on every PE; three slots by turns, as `PeerStore`'s).

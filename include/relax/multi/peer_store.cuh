@@ -138,13 +138,16 @@ __device__ __forceinline__ void peer_push(const PeerSlab<T>& sl, const PeerItem&
 
 //! The device loop's counters with the check taken over every kernel of the solve (see the file
 //! comment): with one kernel, `DeviceLoopCounters`'s check.
-template <cuda::thread_scope Scope, class T>
-struct PeerLoopCounters : DeviceLoopCounters<T> {
+//! The check of the loops whose kernels (or PEs) combine their norms on a board: the kernel's
+//! own norm at its grid barrier, then, with several kernels, `Combined::combine` makes it the max
+//! over all of them, and every block decides on it.
+template <class T, class Combined>
+struct BoardLoopCounters : DeviceLoopCounters<T> {
   using Bits = arith::bits_t<T>;
   const PeerLaunch<T>& launch;
 
-  __device__ PeerLoopCounters(const DeviceLoopPlan& p, DeviceLoopState<T>* s, DeviceLoopStepReport<T>* reports, Bits* h,
-                              const PeerLaunch<T>& l)
+  __device__ BoardLoopCounters(const DeviceLoopPlan& p, DeviceLoopState<T>* s, DeviceLoopStepReport<T>* reports, Bits* h,
+                               const PeerLaunch<T>& l)
       : DeviceLoopCounters<T>(p, s, reports, h), launch(l) {}
 
   template <int BlockX, int BlockY>
@@ -152,10 +155,17 @@ struct PeerLoopCounters : DeviceLoopCounters<T> {
     this->template post<BlockX, BlockY>(best);
     if (!this->barrier.wait(this->token)) return false;
     Bits norm = this->posted_norm();
-    if (launch.launches > 1 && !combine(norm)) return false;
+    if (launch.launches > 1 && !static_cast<Combined*>(this)->combine(norm)) return false;
     this->decide(norm);
     return true;
   }
+};
+
+template <cuda::thread_scope Scope, class T>
+struct PeerLoopCounters : BoardLoopCounters<T, PeerLoopCounters<Scope, T>> {
+  using Bits = arith::bits_t<T>;
+  using BoardLoopCounters<T, PeerLoopCounters<Scope, T>>::BoardLoopCounters;
+  using BoardLoopCounters<T, PeerLoopCounters<Scope, T>>::launch;
 
   //! Block-level: `norm` becomes the max over the kernels' norms of this check (the board slot
   //! of this check, three by turns: a kernel writes a slot again three checks later, after every
@@ -837,13 +847,7 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
   // The strip groups (2D) or (x, y) tiles (3D) of a pass of depth D (the most of any pass: the
   // kept part of a strip or tile narrows as the depth grows).
   std::int64_t stream_groups_deepest() const {
-    const detail::Shape g = across();
-    constexpr int D = Schedule::halo;
-    if constexpr (Stencil::rank == 2)
-      return detail::tile_count(detail::tile_count(g.nx, detail::strip_kept<D, value_type>), detail::stream_warps_per_block);
-    else
-      return detail::tile_count(g.nx, detail::plane_columns_kept<D, value_type>) *
-             detail::tile_count(g.ny, detail::plane_rows_kept<D>);
+    return detail::stream_groups<Stencil::rank, Schedule::halo, value_type>(across());
   }
 
   PeerStore comm_;

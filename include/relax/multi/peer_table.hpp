@@ -44,7 +44,7 @@ inline constexpr int peer_stall_bits = 20;
 
 //! One slab as its kernel sees it (copied into shared memory at the kernel's start).
 template <class T>
-struct PeerSlab {
+struct alignas(16) PeerSlab {
   T* array[2];             //!< origins of the iterate after an even / odd number of sweeps
   const T* b;              //!< origin of b
   Shape g;                 //!< the local box

@@ -330,7 +330,7 @@ __device__ __forceinline__ void with_depth(int d, F&& f) {
 //! The strip groups (2D) or (x, y) tiles (3D) of a streamed pass of depth `d` across `g`: the
 //! work items at one position along the slowest axis.
 template <int Rank, int d, class T>
-__device__ __forceinline__ std::int64_t stream_groups(const Shape& g) {
+__host__ __device__ __forceinline__ std::int64_t stream_groups(const Shape& g) {
   if constexpr (Rank == 2)
     return tile_count(tile_count(g.nx, strip_kept<d, T>), stream_warps_per_block);
   else
@@ -365,13 +365,28 @@ __device__ __forceinline__ void stream_group(const S& s, const T* u, T* out, con
 }
 
 //! Block-level: work item `item` of a streamed pass of depth `d` (see `stream_items`): d exact
-//! sweeps of its part of u into `out`, as the launch-based kernels do it.
+//! sweeps of its part of u into `out`, as the launch-based kernels do it. (Its own index
+//! arithmetic rather than `stream_group`'s, the same numbers: written through `stream_group`
+//! the kernel's PTX changed, in 3D throughout, and this is the form measured on the H200.)
 template <int Rank, int d, class S, class T>
 __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, const T* __restrict__ b, const Shape& g,
                                             std::int64_t segment, std::int64_t item, Lane<T>* queue) {
-  const std::int64_t groups = stream_groups<Rank, d, T>(g);
-  const std::int64_t y0 = item / groups * segment + 1;
-  stream_group<Rank, d>(s, u, out, b, g, item % groups, y0, min(y0 + segment, (Rank == 2 ? g.ny : g.nz) + 1), queue);
+  if constexpr (Rank == 2) {
+    const std::int64_t groups = tile_count(tile_count(g.nx, strip_kept<d, T>), stream_warps_per_block);
+    const std::int64_t strip = item % groups * stream_warps_per_block + threadIdx.y;
+    const std::int64_t x0 = strip * strip_kept<d, T> + 1 - d;
+    const std::int64_t y0 = item / groups * segment + 1;
+    if (x0 + d > g.nx) return;  // a warp past the last strip (warps work alone in 2D)
+    stream_strip<d, tuning::stream_loop_reloads_rhs>(s, u, out, b, g, x0, y0, min(y0 + segment, g.ny + 1), threadIdx.x);
+  } else {
+    const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<d, T>);
+    const std::int64_t tiles_y = tile_count(g.ny, plane_rows_kept<d>);
+    const std::int64_t x0 = item % tiles_x * plane_columns_kept<d, T> + 1 - plane_ghost_columns<d, T>;
+    const std::int64_t y0 = item / tiles_x % tiles_y * plane_rows_kept<d> + 1 - d;
+    const std::int64_t z0 = item / (tiles_x * tiles_y) * segment + 1;
+    stream_planes<d>(s, u, out, b, g, x0, y0, z0, min(z0 + segment, g.nz + 1), threadIdx.x, threadIdx.y, queue);
+    __syncthreads();  // the next item refills the queue
+  }
 }
 
 //! The streamed device loop: every resident block takes the work items of the column stream in
@@ -957,18 +972,15 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
   //! with the strip groups, each at least 4 D rows long; 3D, `plane_segments`' choice.
   template <class S, class T>
   static std::pair<std::int64_t, std::int64_t> work(const detail::Shape& g, std::int64_t resident) {
+    const std::int64_t groups = detail::stream_groups<S::rank, D, T>(g);
     if constexpr (S::rank == 2) {
-      const std::int64_t groups =
-          detail::tile_count(detail::tile_count(g.nx, detail::strip_kept<D, T>), detail::stream_warps_per_block);
       const std::int64_t segments =
           std::clamp<std::int64_t>(resident / groups, 1, std::max<std::int64_t>(1, g.ny / (4 * D)));
       const std::int64_t segment = detail::tile_count(g.ny, segments);
       return {segment, groups * detail::tile_count(g.ny, segment)};
     } else {
-      const std::int64_t tiles = detail::tile_count(g.nx, detail::plane_columns_kept<D, T>) *
-                                 detail::tile_count(g.ny, detail::plane_rows_kept<D>);
-      const std::int64_t segment = detail::tile_count(g.nz, detail::plane_segments(tiles, g.nz, D, resident));
-      return {segment, tiles * detail::tile_count(g.nz, segment)};
+      const std::int64_t segment = detail::tile_count(g.nz, detail::plane_segments(groups, g.nz, D, resident));
+      return {segment, groups * detail::tile_count(g.nz, segment)};
     }
   }
 
