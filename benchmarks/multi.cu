@@ -5,7 +5,8 @@
 // overlapped with interior compute, and with the column stream) and
 // CPU-free (PeerStore with DeviceLoop<Sync> and with DeviceLoop<TemporalBlock<D, ColumnStream>>,
 // one kernel for both slabs, and one kernel per slab);
-// with NCCL (built where NCCL is found), one rank per GPU: its one-rank cost on one GPU; and
+// with NCCL (built where NCCL is found), one rank per GPU: its one-rank cost on one GPU, the host
+// API's (HostCopy's rounds) and the device API's (PeerStore's kernels over NCCL's windows); and
 // strong and weak scaling over the GPUs there are (rows multi_scaling/*: on one GPU, g = 1 only).
 // The figures `multi_virtual2_*_host` and `multi_virtual2_*_cpufree` come from these rows
 // (benchmarks/report.py).
@@ -15,6 +16,9 @@
 #include <relax/multi/peer_store.cuh>
 #if RELAX_BENCH_NCCL
 #include <relax/multi/nccl.cuh>
+#endif
+#if RELAX_BENCH_NCCL_DEVICE
+#include <relax/multi/nccl_device.cuh>
 #endif
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
@@ -29,34 +33,42 @@ namespace {
 
 using relax::bench::multi_sweep;
 
-// The rows' name of a Comm policy.
-template <class Comm>
+template <class Strategy>
+constexpr bool cpu_free = false;
+template <class Inner>
+constexpr bool cpu_free<relax::DeviceLoop<Inner>> = true;
+
+// The rows' name of a Comm policy (NCCL's CPU-free solver: its device API, "nccl_device").
+template <class Comm, class Strategy = relax::Sync>
 std::string comm_name() {
   if constexpr (std::is_same_v<Comm, relax::PeerStore>) return "peer_store";
   else if constexpr (std::is_same_v<Comm, relax::HostCopy>) return "host_copy";
-  else return "nccl";
+  else return cpu_free<Strategy> ? "nccl_device" : "nccl";
 }
 
-// One domain; k = 1 and 2 slabs on GPU 0 (with PeerStore, also 2 kernels for k = 2; with NCCL,
-// which takes a GPU per slab, k = 1 only); and, with several GPUs, one slab on each.
+// One domain; k = 1 and 2 slabs on GPU 0 (with PeerStore, also 2 kernels for k = 2; with NCCL's
+// host API, which takes a GPU per slab, k = 1 only; NCCL's device API holds k slabs on its one
+// rank, as PeerStore); and, with several GPUs, one slab on each.
 template <class S, class Strategy, class Comm = relax::HostCopy>
 void register_sweeps(const std::string& name, std::int64_t n, std::int64_t sweeps) {
-  constexpr bool peer = std::is_same_v<Comm, relax::PeerStore>;
+  constexpr bool nccl_device = cpu_free<Strategy> && !std::is_same_v<Comm, relax::PeerStore>;
+  constexpr bool peer = std::is_same_v<Comm, relax::PeerStore> || nccl_device;
   constexpr bool one_per_gpu = !peer && !std::is_same_v<Comm, relax::HostCopy>;
-  const std::string comm = comm_name<Comm>();
+  const std::string comm = comm_name<Comm, Strategy>();
   auto add = [&](const std::string& who, int parts, int spread, int apart = 0, int stretch = 1) {
     benchmark::RegisterBenchmark(("multi_sweep/" + who + "/" + name + "/N:" + std::to_string(n)).c_str(),
                                  multi_sweep<S, Strategy, Comm>)
         ->Args({n, parts, sweeps, spread, apart, stretch})->UseManualTime()->Unit(benchmark::kMillisecond)
         ->Repetitions(3)->ReportAggregatesOnly(true);
   };
-  if (!one_per_gpu) add("one_domain", 0, 0);  // NCCL's rows are read against HostCopy's registration
+  if (!one_per_gpu && !nccl_device) add("one_domain", 0, 0);  // NCCL's rows: read against HostCopy's or PeerStore's
   add(comm + "/k:1", 1, 0);
   if (!one_per_gpu) add(comm + "/k:2", 2, 0);
   if (peer) add(comm + "_apart/k:2", 2, 0, 1);
   if constexpr (std::is_same_v<Comm, relax::HostCopy> && relax::detail::is_sync_tile<Strategy>::value)
     add(comm + "_overlap/k:2", 2, 0, 1);  // the exchange overlapped with interior compute
-  if (const int gpus = relax::device_count(); gpus > 1) add(comm + "/gpus:" + std::to_string(gpus), gpus, 1);
+  if (const int gpus = relax::device_count(); gpus > 1 && !nccl_device)  // one process per GPU: not from here
+    add(comm + "/gpus:" + std::to_string(gpus), gpus, 1);
 }
 
 // Scaling over the GPUs there are, g = 1, 2, 4, ... up to all of them, one slab on each: strong
@@ -104,6 +116,13 @@ const int registered = [] {
   register_scaling<S5, relax::TemporalBlock<8, relax::ColumnStream>, relax::HostCopy>("TemporalBlock8_stream", 16384, 256);
   register_scaling<S7, CpuFree, relax::PeerStore>("DeviceLoop_Sync", 512, 64);
   register_scaling<S5, CpuFreeStream8, relax::PeerStore>("DeviceLoop_Stream8", 16384, 256);
+#if RELAX_BENCH_NCCL_DEVICE
+  // NCCL's device API on one rank: every link through its windows and LSA pointers.
+  register_sweeps<S5, CpuFree, relax::Nccl>("DeviceLoop_Sync", 256, 2048);
+  register_sweeps<S5, CpuFree, relax::Nccl>("DeviceLoop_Sync", 16384, 64);
+  register_sweeps<S7, CpuFree, relax::Nccl>("DeviceLoop_Sync", 512, 64);
+  register_sweeps<S5, CpuFreeStream8, relax::Nccl>("DeviceLoop_Stream8", 16384, 256);
+#endif
 #if RELAX_BENCH_NCCL
   register_sweeps<S5, relax::TemporalBlock<8, relax::ColumnStream>, relax::Nccl>("TemporalBlock8_stream", 256, 2048);
   register_sweeps<S5, relax::TemporalBlock<8, relax::ColumnStream>, relax::Nccl>("TemporalBlock8_stream", 16384, 256);

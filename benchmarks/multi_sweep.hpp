@@ -8,6 +8,9 @@
 
 #include <relax/core/cuda_check.hpp>
 #include <relax/multi/distributed.cuh>
+#if RELAX_BENCH_NCCL
+#include <relax/multi/nccl.cuh>
+#endif
 #include <relax/solver/solver.cuh>
 
 #include <cstdint>
@@ -38,6 +41,17 @@ struct BenchComm<relax::PeerStore> {
     return comm;
   }
 };
+
+#if RELAX_BENCH_NCCL
+template <>
+struct BenchComm<relax::Nccl> {  // the device API's one kernel per slab
+  static relax::Nccl make(bool apart) {
+    relax::Nccl comm;
+    comm.launch_per_subdomain = apart;
+    return comm;
+  }
+};
+#endif
 
 // Fixed-sweep solve: 0 sub-domains means the single-domain Solver; `spread` puts slab s on GPU s
 // (otherwise every slab is on the current GPU); the variant picks the Comm settings (BenchComm).

@@ -7,6 +7,12 @@
 #include "driver_options.hpp"
 
 #include <relax/relax.hpp>
+#if RELAX_DRIVER_NCCL
+#include <relax/multi/nccl.cuh>
+#endif
+#if RELAX_DRIVER_NCCL_DEVICE
+#include <relax/multi/nccl_device.cuh>
+#endif
 
 #include <cstdio>
 #include <fstream>
@@ -115,24 +121,46 @@ relax::RunReport run_multi(const Options& o) {
   return relax::run_diffusion(solver, state, print_step);
 }
 
+// The CPU-free solver with Comm (device-loop: Sync's sweeps; device-stream: a D-row halo after
+// every pass of D sweeps).
+template <class S, class Comm>
+relax::RunReport run_multi_cpu_free(const Options& o) {
+  if (o.strategy == StrategyName::device_loop) return run_multi<S, relax::DeviceLoop<relax::Sync>, Comm>(o);
+  switch (o.depth) {
+    case 1: return run_multi<S, relax::DeviceLoop<relax::TemporalBlock<1, relax::ColumnStream>>, Comm>(o);
+    case 2: return run_multi<S, relax::DeviceLoop<relax::TemporalBlock<2, relax::ColumnStream>>, Comm>(o);
+    case 4: return run_multi<S, relax::DeviceLoop<relax::TemporalBlock<4, relax::ColumnStream>>, Comm>(o);
+    default: return run_multi<S, relax::DeviceLoop<relax::TemporalBlock<8, relax::ColumnStream>>, Comm>(o);
+  }
+}
+
+// The host-controlled solver with Comm (sync, or temporal: a D-row halo after every D sweeps).
+template <class S, class Comm>
+relax::RunReport run_multi_host(const Options& o) {
+  if (o.strategy == StrategyName::sync) return run_multi<S, relax::Sync, Comm>(o);
+  switch (o.depth) {
+    case 1: return run_multi<S, relax::TemporalBlock<1, relax::ColumnStream>, Comm>(o);
+    case 2: return run_multi<S, relax::TemporalBlock<2, relax::ColumnStream>, Comm>(o);
+    case 4: return run_multi<S, relax::TemporalBlock<4, relax::ColumnStream>, Comm>(o);
+    default: return run_multi<S, relax::TemporalBlock<8, relax::ColumnStream>, Comm>(o);
+  }
+}
+
 template <class S>
 relax::RunReport run_multi_stencil(const Options& o) {
-  if (o.comm == CommName::peer_store) {
-    if (o.strategy == StrategyName::device_loop) return run_multi<S, relax::DeviceLoop<relax::Sync>, relax::PeerStore>(o);
-    switch (o.depth) {  // device-stream: a D-row halo after every pass of D sweeps
-      case 1: return run_multi<S, relax::DeviceLoop<relax::TemporalBlock<1, relax::ColumnStream>>, relax::PeerStore>(o);
-      case 2: return run_multi<S, relax::DeviceLoop<relax::TemporalBlock<2, relax::ColumnStream>>, relax::PeerStore>(o);
-      case 4: return run_multi<S, relax::DeviceLoop<relax::TemporalBlock<4, relax::ColumnStream>>, relax::PeerStore>(o);
-      default: return run_multi<S, relax::DeviceLoop<relax::TemporalBlock<8, relax::ColumnStream>>, relax::PeerStore>(o);
-    }
+  const bool cpu_free = o.strategy == StrategyName::device_loop || o.strategy == StrategyName::device_stream;
+  if (o.comm == CommName::nccl) {
+#if RELAX_DRIVER_NCCL_DEVICE
+    if (cpu_free) return run_multi_cpu_free<S, relax::Nccl>(o);
+#endif
+#if RELAX_DRIVER_NCCL
+    if (!cpu_free) return run_multi_host<S, relax::Nccl>(o);
+#endif
+    throw relax::unavailable_error(std::string("--comm nccl with --strategy ") + relax::driver::to_string(o.strategy) +
+                                   ": this driver was built without NCCL" + (cpu_free ? "'s device API" : ""));
   }
-  if (o.strategy == StrategyName::sync) return run_multi<S, relax::Sync>(o);
-  switch (o.depth) {
-    case 1: return run_multi<S, relax::TemporalBlock<1, relax::ColumnStream>>(o);
-    case 2: return run_multi<S, relax::TemporalBlock<2, relax::ColumnStream>>(o);
-    case 4: return run_multi<S, relax::TemporalBlock<4, relax::ColumnStream>>(o);
-    default: return run_multi<S, relax::TemporalBlock<8, relax::ColumnStream>>(o);
-  }
+  if (o.comm == CommName::peer_store) return run_multi_cpu_free<S, relax::PeerStore>(o);
+  return run_multi_host<S, relax::HostCopy>(o);
 }
 
 template <class T>
@@ -142,7 +170,10 @@ relax::RunReport run_gpu_multi(const Options& o) {
   std::printf("%zu sub-domains (slabs along %s) on devices %s, %s\n", o.devices.size(), o.problem.dims == 3 ? "z" : "y",
               list.c_str(),
               o.comm == CommName::peer_store ? "halos stored by the kernels (PeerStore), no host in the loop"
-                                             : "halo copies from the host (HostCopy)");
+              : o.comm == CommName::host_copy ? "halo copies from the host (HostCopy)"
+              : o.strategy == StrategyName::device_loop || o.strategy == StrategyName::device_stream
+                  ? "halos stored by the kernels through NCCL's windows (its device API), no host in the loop"
+                  : "halos sent and received by NCCL after each batch (its host API)");
   if (o.problem.dims == 3) return run_multi_stencil<relax::Stencil7<T>>(o);
   return run_multi_stencil<relax::Stencil5<T>>(o);
 }

@@ -18,8 +18,17 @@ namespace relax::driver {
 enum class Backend { automatic, gpu, cpu };
 enum class Precision { float32, float64 };
 enum class StrategyName { automatic, sync, temporal, blockasync, device_loop, on_chip, device_stream };
-//! How the sub-domains of --devices exchange halos: the host's copies, or the kernels' stores.
-enum class CommName { host_copy, peer_store };
+//! How the sub-domains of --devices exchange halos: the host's copies, the kernels' stores, or NCCL.
+enum class CommName { host_copy, peer_store, nccl };
+
+inline const char* to_string(CommName c) {
+  switch (c) {
+    case CommName::host_copy: return "host-copy";
+    case CommName::peer_store: return "peer-store";
+    case CommName::nccl: return "nccl";
+  }
+  return "?";
+}
 
 inline const char* to_string(StrategyName s) {
   switch (s) {
@@ -81,8 +90,11 @@ inline const char* usage() {
          "  --comm C           the slabs' halo exchange: host-copy (the host copies the halos after\n"
          "                     each batch; strategies sync and temporal) | peer-store (the kernels\n"
          "                     store them and sync on flags, no host in the loop; strategies\n"
-         "                     device-loop and device-stream, whose halo is D rows every pass)\n"
-         "                     (default host-copy)\n"
+         "                     device-loop and device-stream, whose halo is D rows every pass) |\n"
+         "                     nccl (NCCL, where the driver is built with it: with sync and\n"
+         "                     temporal its host API, one GPU per slab; with device-loop and\n"
+         "                     device-stream its device API, one rank on one GPU holding every\n"
+         "                     slab, e.g. --devices 0,0) (default host-copy)\n"
          "  --backend B        auto | gpu | cpu (default auto: the GPU if one is present)\n"
          "  --threads P        reference backend threads, 0 = all (default 0)\n"
          "  --precision P      float | double (default float)\n"
@@ -191,7 +203,8 @@ inline Options parse(const std::vector<std::string>& args) {
     } else if (opt == "--comm") {
       if (v == "host-copy") o.comm = CommName::host_copy;
       else if (v == "peer-store") o.comm = CommName::peer_store;
-      else throw invalid_argument(opt, v, "host-copy or peer-store");
+      else if (v == "nccl") o.comm = CommName::nccl;
+      else throw invalid_argument(opt, v, "host-copy, peer-store or nccl");
       o.comm_given = true;
     }
     else if (opt == "--json") o.json_path = v;
@@ -222,10 +235,16 @@ inline Options parse(const std::vector<std::string>& args) {
   relax::detail::require(o.threads >= 0, "--threads", o.threads, "0 (all) or more");
   relax::detail::require(o.depth == 1 || o.depth == 2 || o.depth == 4 || o.depth == 8, "--depth",
                          o.depth, "1, 2, 4 or 8");
-  relax::detail::require(!o.comm_given || !o.devices.empty(), "--comm", o.comm == CommName::peer_store ? "peer-store" : "host-copy",
+  relax::detail::require(!o.comm_given || !o.devices.empty(), "--comm", to_string(o.comm),
                          "given with --devices or --gpus (the exchange between sub-domains)");
   if (!o.devices.empty()) {
-    if (o.comm == CommName::peer_store)
+    if (o.comm == CommName::nccl)
+      relax::detail::require(o.strategy == StrategyName::sync || o.strategy == StrategyName::temporal ||
+                                 o.strategy == StrategyName::device_loop || o.strategy == StrategyName::device_stream,
+                             "--strategy", to_string(o.strategy),
+                             "sync or temporal (NCCL's host API) or device-loop or device-stream (its device API) "
+                             "with --comm nccl");
+    else if (o.comm == CommName::peer_store)
       relax::detail::require(o.strategy == StrategyName::device_loop || o.strategy == StrategyName::device_stream,
                              "--strategy", to_string(o.strategy),
                              "device-loop or device-stream with --comm peer-store (the CPU-free multi-sub-domain "

@@ -139,6 +139,15 @@ TEST_CASE("driver options: defaults, values and errors", "[validation][driver]")
                     Catch::Contains("device-loop or device-stream with --comm peer-store"));
   CHECK_THROWS_WITH(relax::driver::parse({"--comm", "peer-store", "--strategy", "device-loop"}),
                     Catch::Contains("given with --devices or --gpus"));
+  // --comm nccl: the host API with launch-based strategies, the device API with the CPU-free ones.
+  CHECK(relax::driver::parse({"--gpus", "2", "--comm", "nccl", "--strategy", "temporal"}).comm ==
+        relax::driver::CommName::nccl);
+  CHECK(relax::driver::parse({"--devices", "0,0", "--comm", "nccl", "--strategy", "device-stream"}).strategy ==
+        relax::driver::StrategyName::device_stream);
+  CHECK_THROWS_WITH(relax::driver::parse({"--devices", "0,0", "--comm", "nccl", "--strategy", "blockasync"}),
+                    Catch::Contains("with --comm nccl") && Catch::Contains("device API"));
+  CHECK_THROWS_WITH(relax::driver::parse({"--comm", "nccl", "--strategy", "sync"}),
+                    Catch::Contains("--comm = nccl") || Catch::Contains("given with --devices or --gpus"));
   CHECK_THROWS_WITH(relax::driver::parse({"--devices", "0", "--gpus", "2", "--strategy", "sync"}),
                     Catch::Contains("one of --devices and --gpus"));
   CHECK(rejected_option({"--comm", "mail", "--devices", "0"}) == "--comm");

@@ -22,12 +22,14 @@
 //! needs neither. The host API used here (group, send, receive, all-reduce) is the same across
 //! NCCL 2.x; the version loaded is checked at the first communicator (major version 2).
 //!
-//! Not yet built: NCCL's device API.
+//! The CPU-free solver over NCCL's device API (symmetric windows, LSA pointers, an LSA barrier):
+//! `multi/nccl_device.cuh`.
 
 #include <relax/multi/host_copy.cuh>
 
 #include <nccl.h>
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -40,6 +42,13 @@ struct Nccl {
   //! A communicator of one rank per process, each process holding the slab of its rank (null:
   //! this process drives every GPU of the solve through a communicator of its own). Not owned.
   ncclComm_t comm = nullptr;
+  //! The CPU-free solver (`DeviceLoop` strategies, `multi/nccl_device.cuh`) only: one cooperative
+  //! launch per sub-domain instead of one per rank (with several sub-domains on a rank, the flags
+  //! and the norm board then cross kernels of one GPU as they cross GPUs).
+  bool launch_per_subdomain = false;
+  //! The CPU-free solver only. Test hook: the sub-domain that never raises its flags (−1: none).
+  int silent_subdomain = -1;
+  std::uint64_t timeout_ns = 20'000'000'000ull;  //!< the CPU-free solver only: the longest any wait lasts
 };
 
 //! An NCCL call failed. `code()` is NCCL's status.

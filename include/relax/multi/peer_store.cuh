@@ -54,6 +54,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <initializer_list>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -460,6 +462,106 @@ inline void enable_peer_access(const std::vector<int>& devices) {
 
 namespace detail {
 
+//! How the kernels of a CPU-free solve (`PeerStoreSolver`) reach each other's memory, which of
+//! them run in this process, and what the processes of a solve agree on. `PeerFabric<PeerStore,
+//! T>`: every kernel runs in this process, on the devices of its slabs, and reaches the others
+//! through CUDA peer pointers. `PeerFabric<Nccl, T>` (`multi/nccl_device.cuh`): one process per
+//! GPU, the kernels of the other processes reached through NCCL's symmetric windows.
+template <class Comm, class T>
+class PeerFabric;
+
+//! A table copied from pinned host memory to the device (`PeerFabric::resolve` finds the device
+//! address of a field by its place in the host copy).
+struct PeerUpload {
+  const void* host;
+  void* device;
+  std::size_t bytes;
+};
+
+template <class T>
+class PeerFabric<PeerStore, T> {
+ public:
+  using Words = PeerLaunchWords<T>;
+  using Kernels = std::vector<std::pair<int, std::vector<int>>>;
+  static constexpr const char* comm_name = "PeerStore";
+
+  PeerFabric(const PeerStore&, const Extents&, const std::vector<int>&, int) {}
+  //! Every slab is held here, in memory of its own (`SlabSolverBase`'s default).
+  SlabPlacement<T> placement() const { return {}; }
+  //! Every kernel of the solve (its device and slabs), and [first, first + count) of them run here.
+  Kernels kernels(const PeerStore& comm, const std::vector<int>& devices) const {
+    return peer_kernels(devices, comm.launch_per_subdomain, comm.kernels_per_device);
+  }
+  std::pair<int, int> local_kernels(int total) const { return {0, total}; }
+  //! Makes the devices of the kernels run here reach each other; whether the solve spans devices
+  //! (the flags' scope is then the system).
+  bool connect(const std::vector<int>& distinct) {
+    enable_peer_access(distinct);
+    return distinct.size() > 1;
+  }
+  //! Each held slab's `flag_words[k]` flag words, on its device, and each local kernel's words.
+  void allocate(const std::vector<std::size_t>& flag_words, const std::vector<int>& slab_devices,
+                const std::vector<int>& kernel_devices) {
+    for (std::size_t k = 0; k < flag_words.size(); ++k) {
+      const DeviceScope scope(slab_devices[k]);
+      flags_.emplace_back(flag_words[k]);
+    }
+    for (int d : kernel_devices) {
+      const DeviceScope scope(d);
+      boards_.emplace_back(1);
+    }
+  }
+  unsigned long long* flags(int k) { return flags_[static_cast<std::size_t>(k)].data(); }
+  std::size_t flag_bytes(int k) const { return flags_[static_cast<std::size_t>(k)].bytes(); }
+  Words* board(int h) { return boards_[static_cast<std::size_t>(h)].data(); }
+  //! The held slab (kernel) whose memory stands for slab n's (kernel m's), and the process it is in.
+  int twin_slab(int n) const { return n; }
+  int twin_kernel(int m) const { return m; }
+  int owner_of_slab(int) const { return 0; }
+  int owner_of_kernel(int) const { return 0; }
+  //! Sets `field` (in a host table bound for the device) to reach `local` (this process's twin of
+  //! the memory meant) in process `owner`: here, `local` itself.
+  template <class U>
+  void point(U*& field, U* local, int) {
+    field = local;
+  }
+  //! The address through which the kernels here reach `local`: itself.
+  template <class U>
+  U* alias(U* local) {
+    return local;
+  }
+  //! Fixes the fields `point` left for the device in the tables just uploaded (none here).
+  void resolve(cudaStream_t, std::initializer_list<PeerUpload>) {}
+  //! Before the kernels start, with every local kernel's words zeroed on `streams`: nothing to
+  //! wait for beyond this process (its events order the kernels).
+  void start(const std::vector<cudaStream_t>&, std::uint64_t) {}
+  //! Why the start did not complete ("": it did). After the solve.
+  std::string start_failure() { return {}; }
+  //! The processes' agreement: each learns whether one failed `step` (this one: `local`) and all
+  //! throw if one did; `extra` comes back as the max over the processes. One process: its own.
+  std::vector<unsigned long long> agree(std::exception_ptr local, const char*, std::vector<unsigned long long> extra,
+                                        cudaStream_t) {
+    if (local) std::rethrow_exception(local);
+    return extra;
+  }
+  //! The least of `v` over the processes.
+  std::int64_t least(std::int64_t v, cudaStream_t) { return v; }
+  //! Whether every kernel of the solve runs here.
+  bool alone() const { return true; }
+  //! Checks that `u`'s slab memory at `p` is reachable by the other processes' kernels.
+  void require_reachable(const void*, int) const {}
+
+ private:
+  std::vector<DeviceBuffer<unsigned long long>> flags_;
+  std::vector<DeviceBuffer<Words>> boards_;
+};
+
+//! The fabric of a Comm policy, made before the solver's slabs (its placement says where they are).
+template <class Comm, class T>
+struct PeerFabricHolder {
+  PeerFabric<Comm, T> fabric_;
+};
+
 //! What the CPU-free multi-sub-domain solver runs per kernel: the Sync walk
 //! (`peer_sync_kernel`, a one-row halo every sweep) or the column stream (`peer_stream_kernel`,
 //! a D-row halo every pass of up to D sweeps).
@@ -470,7 +572,7 @@ struct PeerSchedule<SyncTile<X, Y, Rows>> {
   static constexpr bool streamed = false;
   static constexpr int halo = 1, block_x = X, block_y = Y;
   static constexpr int deep_rows = Rows == dynamic ? tuning::sync_deep_rows : Rows;  //!< rows a thread, when deep
-  static constexpr const char* name = "relax::MultiSolver<DeviceLoop<Sync>, PeerStore>";
+  static constexpr const char* strategy = "DeviceLoop<Sync>";
   //! Whether a thread takes `deep_rows` rows on the box `e` (`peer_deep_rows`).
   template <int Rank, class T>
   static bool deep(const Extents& e) {
@@ -479,55 +581,63 @@ struct PeerSchedule<SyncTile<X, Y, Rows>> {
 };
 template <int D>
 struct PeerSchedule<TemporalBlock<D, ColumnStream>> {
-  static_assert(D >= 1 && D <= 16, "relax::MultiSolver<DeviceLoop<TemporalBlock<D, ColumnStream>>, PeerStore>: 1 <= D <= 16");
+  static_assert(D >= 1 && D <= 16, "relax::MultiSolver<DeviceLoop<TemporalBlock<D, ColumnStream>>, Comm>: 1 <= D <= 16");
   static constexpr bool streamed = true;
   static constexpr int halo = D, block_x = 32;
-  static constexpr const char* name = "relax::MultiSolver<DeviceLoop<TemporalBlock<D, ColumnStream>>, PeerStore>";
+  static constexpr const char* strategy = "DeviceLoop<TemporalBlock<D, ColumnStream>>";
 };
 
 //! Jacobi on the slabs of a box with no host in the loop (see the file comment): one
 //! `DeviceLoop<Inner>` kernel per device (or per slab), halos stored by the kernels, the stop
-//! decision taken on the device. The controller is `Fixed` (a check every M sweeps).
-template <class Stencil_, class Inner>
-class PeerStoreSolver : public SlabSolverBase<Stencil_> {
+//! decision taken on the device. The controller is `Fixed` (a check every M sweeps). `Comm`:
+//! `PeerStore` (one process, CUDA peer pointers) or `Nccl` (one process per GPU, NCCL's device
+//! API: `multi/nccl_device.cuh`); the kernels are the same.
+template <class Stencil_, class Inner, class Comm_ = PeerStore>
+class PeerStoreSolver : private PeerFabricHolder<Comm_, typename Stencil_::value_type>,
+                        public SlabSolverBase<Stencil_> {
   static_assert(is_stencil_v<Stencil_>, "relax::MultiSolver<Stencil, Strategy, Comm>: Stencil is not a stencil");
-  static_assert(Stencil_::radius == 1, "relax::MultiSolver<Stencil, DeviceLoop<...>, PeerStore>: radius-1 stencils only");
+  static_assert(Stencil_::radius == 1, "relax::MultiSolver<Stencil, DeviceLoop<...>, Comm>: radius-1 stencils only");
   using Base = SlabSolverBase<Stencil_>;
+  using Holder = PeerFabricHolder<Comm_, typename Stencil_::value_type>;
   using Schedule = PeerSchedule<Inner>;
   static constexpr bool streamed = Schedule::streamed;
   static constexpr int X = Schedule::block_x;
+  using Holder::fabric_;
 
  public:
   using Stencil = Stencil_;
   using Strategy = DeviceLoop<Inner>;
-  using Comm = PeerStore;
+  using Comm = Comm_;
   using value_type = typename Stencil::value_type;
   //! Rows (planes) from each neighbour: one every sweep (Sync), D every pass (the stream).
   static constexpr int halo = Schedule::halo;
 
-  //! A solver for the box `global` split into `devices.size()` slabs, slab s on `devices[s]`.
+  //! A solver for the box `global` split into slabs, slab s on `devices[s]` (with one process
+  //! per GPU, the slabs this process holds; see the Comm policy).
   //! \throws relax::invalid_argument for bad extents, devices, controller, options or `comm`;
-  //!         relax::unavailable_error without cooperative launch or peer access between the devices.
+  //!         relax::unavailable_error without cooperative launch or a way between the devices.
   PeerStoreSolver(const Extents& global, std::vector<int> devices, Stencil stencil, Fixed controller = {},
-                  SolveOptions options = {}, PeerStore comm = {})
-      : Base(global, std::move(devices), stencil, controller, options, halo), comm_(comm) {
+                  SolveOptions options = {}, Comm comm = {})
+      : Holder{PeerFabric<Comm, value_type>(comm, global, devices, halo)},
+        Base(global, devices, stencil, controller, options, halo, fabric_.placement()), comm_(comm) {
     detail::require_wait_settings(comm_.timeout_ns, comm_.silent_subdomain, this->size());
     detail::require(this->size() < (1 << detail::peer_stall_bits), "devices", this->size(),
                     "fewer sub-domains than 2^20");
-    detail::require(comm_.kernels_per_device >= 1, "comm.kernels_per_device", comm_.kernels_per_device,
-                    "at least 1 kernel per device");
-    auto groups = detail::peer_kernels(this->devices_, comm_.launch_per_subdomain, comm_.kernels_per_device);
+    kernels_ = fabric_.kernels(comm_, this->devices_);
+    const auto [first_kernel, local_count] = fabric_.local_kernels(static_cast<int>(kernels_.size()));
+    first_kernel_ = first_kernel;
     std::vector<int> distinct;
-    for (const auto& g : groups)
-      if (std::find(distinct.begin(), distinct.end(), g.first) == distinct.end()) distinct.push_back(g.first);
-    detail::require(static_cast<int>(groups.size()) <= detail::peer_max_launches, "devices", static_cast<int>(groups.size()),
+    for (int d : devices_of_local_kernels())
+      if (std::find(distinct.begin(), distinct.end(), d) == distinct.end()) distinct.push_back(d);
+    detail::require(static_cast<int>(kernels_.size()) <= detail::peer_max_launches, "devices",
+                    static_cast<int>(kernels_.size()),
                     ("at most " + std::to_string(detail::peer_max_launches) +
                      " kernels (devices, kernels_per_device, or sub-domains with launch_per_subdomain)").c_str());
     for (int d : distinct) {
       const detail::DeviceScope scope(d);
-      detail::require_cooperative_launch(Schedule::name, "relax::HostCopy with a launch-based strategy");
+      detail::require_cooperative_launch(name().c_str(), "relax::HostCopy with a launch-based strategy");
     }
-    detail::enable_peer_access(distinct);
+    cross_device_ = fabric_.connect(distinct);
     if constexpr (!streamed) {
       const detail::DeviceScope scope(distinct.front());
       deep_ = Schedule::template deep<Stencil::rank, value_type>(this->decomposition_.global());
@@ -535,38 +645,55 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
       // The single-domain streamed loop's float64 iterates in 3D were found wrong on the H200;
       // this kernel streams the same way, so it is refused with it (device_loop.cuh).
       if (sizeof(value_type) != sizeof(float))
-        throw unavailable_error(std::string(Schedule::name) +
+        throw unavailable_error(name() +
                                 " in 3D runs float32 only for now, as the single-domain streamed loop; use "
                                 "DeviceLoop<Sync> or HostCopy with TemporalBlock<D, ColumnStream> for a float64 3D grid");
     }
-    cross_device_ = distinct.size() > 1;
-    for (auto& group : groups) {
+    const std::vector<int> local_devices = devices_of_local_kernels();
+    for (int h = first_kernel_; h < first_kernel_ + local_count; ++h) {
+      const auto& group = kernels_[static_cast<std::size_t>(h)];
       const int d = group.first;
       const detail::DeviceScope scope(d);
-      const auto sharing = std::count_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == d; });
-      launches_.push_back(std::make_unique<Launch>(d, std::move(group.second), pick_kernel(), sharing));
-    }
-    if constexpr (streamed) {
-      segment_.assign(static_cast<std::size_t>(this->size()), 0);
-      for (const auto& l : launches_)
-        for (int s : l->slabs)
-          segment_[static_cast<std::size_t>(s)] =
-              stream_segment(s, std::max<std::int64_t>(1, l->resident / static_cast<std::int64_t>(l->slabs.size())));
+      const auto sharing = std::count(local_devices.begin(), local_devices.end(), d);
+      launches_.push_back(std::make_unique<Launch>(d, group.second, pick_kernel(), sharing, name()));
     }
     launch_of_.assign(static_cast<std::size_t>(this->size()), 0);
-    for (std::size_t h = 0; h < launches_.size(); ++h)
-      for (int s : launches_[h]->slabs) launch_of_[static_cast<std::size_t>(s)] = static_cast<int>(h);
+    for (std::size_t h = 0; h < kernels_.size(); ++h)
+      for (int s : kernels_[h].second) launch_of_[static_cast<std::size_t>(s)] = static_cast<int>(h);
+    if constexpr (streamed) {
+      // Every process must cut every slab alike: with kernels elsewhere, by the fewest resident
+      // blocks of any process's kernels.
+      std::int64_t fewest = launches_.front()->resident;
+      for (const auto& l : launches_) fewest = std::min(fewest, l->resident);
+      if (!fabric_.alone()) fewest = fabric_.least(fewest, launches_.front()->stream);
+      segment_.assign(static_cast<std::size_t>(this->size()), 0);
+      for (std::size_t h = 0; h < kernels_.size(); ++h) {
+        const auto here = static_cast<std::int64_t>(h) - first_kernel_;
+        const std::int64_t resident = fabric_.alone() ? launches_[static_cast<std::size_t>(here)]->resident : fewest;
+        for (int s : kernels_[h].second)
+          segment_[static_cast<std::size_t>(s)] =
+              stream_segment(s, std::max<std::int64_t>(1, resident / static_cast<std::int64_t>(kernels_[h].second.size())));
+      }
+    }
     // Flag words (one per tile of an edge band, per side) for the slabs with a neighbour in
     // another kernel; the tiles across a band do not depend on the rows a thread takes.
     // The streamed loop counts a band's pushes in one word a side.
     if constexpr (streamed) band_items_ = 1;
     else
-      band_items_ = detail::peer_band_items(detail::shape_of(this->part(0).scratch.layout()), Stencil::rank,
+      band_items_ = detail::peer_band_items(detail::shape_of(this->part(this->first()).scratch.layout()), Stencil::rank,
                                             X * detail::Vec16<value_type>::width, Schedule::block_y);
-    for (int s = 0; s < this->size(); ++s) {
+    std::vector<std::size_t> flag_words;
+    std::vector<int> kernel_devices;
+    for (int s = this->first(); s < this->first() + this->held(); ++s) {
+      flag_words.push_back(static_cast<std::size_t>(flagged(s, 0) || flagged(s, 1) ? 2 * band_items_ : 1));
       const detail::DeviceScope scope(this->device(s));
-      words_.emplace_back(static_cast<std::size_t>(flagged(s, 0) || flagged(s, 1) ? 2 * band_items_ : 1));
       begun_.emplace_back();
+    }
+    for (const auto& l : launches_) kernel_devices.push_back(l->device);
+    fabric_.allocate(flag_words, this->devices_, kernel_devices);
+    for (std::size_t h = 0; h < launches_.size(); ++h) {
+      launches_[h]->words = fabric_.board(static_cast<int>(h));
+      launches_[h]->kernel_words = fabric_.alias(launches_[h]->words);
     }
     if (comm_.silent_subdomain >= 0)
       detail::require(flagged(comm_.silent_subdomain, 0) || flagged(comm_.silent_subdomain, 1), "comm.silent_subdomain",
@@ -575,22 +702,22 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
                       "the halos, and there are no flags to keep back)");
   }
 
-  //! The kernels a solve runs (one per device, or one per sub-domain).
-  int launches() const { return static_cast<int>(launches_.size()); }
+  //! The kernels a solve runs (one per device, or one per sub-domain; over every process).
+  int launches() const { return static_cast<int>(kernels_.size()); }
 
   //! Solves A u = b from the initial guess in `u` (its global ring the boundary values) in one
-  //! launch per kernel; on return every slab's owned rows hold the last iterate (each slab's
+  //! launch per kernel; on return every held slab's owned rows hold the last iterate (each slab's
   //! storage may have been exchanged with the solver's workspace). Blocks until the solve is done.
+  //! With one process per GPU, collective: every process calls it with its grids.
   //! \throws relax::device_loop_error when a wait did not complete (naming the sub-domain or the
   //!         kernel that did not signal).
   SolveReport solve(DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
     const auto started = std::chrono::steady_clock::now();
-    this->begin(u, b);
     SolveReport report;
-    report.rhs_norm = this->rhs_norm(u, b);
-    for (int s = 0; s < this->size(); ++s) {  // the kernels store into the workspaces begin() filled
+    report.rhs_norm = begin_everywhere(u, b);
+    for (int s = this->first(); s < this->first() + this->held(); ++s) {  // the kernels store into the workspaces begin() filled
       const detail::DeviceScope scope(this->device(s));
-      begun_[static_cast<std::size_t>(s)].record(this->part(s).stream);
+      begun_[static_cast<std::size_t>(s - this->first())].record(this->part(s).stream);
     }
     detail::DeviceLoopPlan plan;
     plan.stop = criterion(this->options_);
@@ -599,22 +726,25 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
     plan.history_capacity =
         this->options_.record_history ? detail::tile_count(this->options_.max_sweeps, plan.check_every) : 0;
     plan.barrier_timeout_ns = comm_.timeout_ns;
-    for (int h = 0; h < launches(); ++h) prepare(h, u, b, plan);
+    for (std::size_t h = 0; h < launches_.size(); ++h) prepare(h, u, b, plan);
+    std::vector<cudaStream_t> streams;
     for (auto& l : launches_) {  // no kernel starts before every kernel's words are zeroed
       const detail::DeviceScope scope(l->device);
       for (auto& m : launches_) RELAX_CUDA_CHECK(cudaStreamWaitEvent(l->stream, m->ready.get(), 0));
       for (const Event& e : begun_) RELAX_CUDA_CHECK(cudaStreamWaitEvent(l->stream, e.get(), 0));
+      streams.push_back(l->stream);
     }
+    fabric_.start(streams, comm_.timeout_ns);  // nor before every process's kernels' words are
     std::vector<detail::DeviceLoopResult> results;
     std::string stalled_launch;
     unsigned long long earliest = 0;
     bool failed = false;
-    int launched = 0;
+    std::size_t launched = 0;
     try {
-      for (; launched < launches(); ++launched) launch(launched, plan);
+      for (; launched < launches_.size(); ++launched) launch(launched, plan);
       for (auto& l : launches_) {
         const detail::DeviceScope scope(l->device);
-        RELAX_CUDA_CHECK(cudaMemcpyAsync(l->host_words.data(), l->words.data(), sizeof(detail::PeerLaunchWords<value_type>),
+        RELAX_CUDA_CHECK(cudaMemcpyAsync(l->host_words.data(), l->words, sizeof(detail::PeerLaunchWords<value_type>),
                                          cudaMemcpyDeviceToHost, l->stream));
         results.push_back(l->workspace.read(l->stream, this->options_.record_history));
         failed = failed || l->workspace.failed();
@@ -622,32 +752,36 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
         earliest = std::max(earliest, w.stalled);
         if (stalled_launch.empty() && w.stalled_launch != 0)
           stalled_launch = "the kernel of sub-domain " +
-                           std::to_string(launches_[static_cast<std::size_t>(w.stalled_launch - 1)]->slabs.front()) +
+                           std::to_string(kernels_[static_cast<std::size_t>(w.stalled_launch - 1)].second.front()) +
                            " never posted its norm";
       }
     } catch (...) {
       // The kernels already running still store into other slabs' memory: none outlives the
       // solve (each ends at the latest when its waits time out).
-      for (int h = 0; h < launched; ++h) {
-        const detail::DeviceScope scope(launches_[static_cast<std::size_t>(h)]->device);
-        detail::clear_cuda_status(cudaStreamSynchronize(launches_[static_cast<std::size_t>(h)]->stream));
+      for (std::size_t h = 0; h < launched; ++h) {
+        const detail::DeviceScope scope(launches_[h]->device);
+        detail::clear_cuda_status(cudaStreamSynchronize(launches_[h]->stream));
       }
       throw;
     }
     std::string stalled = stalled_launch;
     if (earliest != 0) stalled = detail::peer_stall_text(earliest, "stored");
+    const std::string start = fabric_.start_failure();
+    if (!start.empty()) stalled = start;
+    std::exception_ptr failure;
     if (failed)
-      throw device_loop_error(std::string(Schedule::name) + ": " +
-                              (stalled.empty() ? std::string("a grid barrier") : stalled) + " did not complete within " +
-                              std::to_string(comm_.timeout_ns / 1'000'000) +
-                              " ms (are all blocks resident? another kernel may be holding SMs)");
-    for (const auto& r : results)
-      if (r.sweeps != results[0].sweeps || r.checks != results[0].checks || r.reason != results[0].reason ||
-          r.in_scratch != results[0].in_scratch || std::memcmp(&r.norm, &results[0].norm, sizeof(double)) != 0)
-        throw std::logic_error("relax::MultiSolver<PeerStore>: the kernels of one solve ended apart");
+      failure = std::make_exception_ptr(device_loop_error(
+          name() + ": " + (stalled.empty() ? std::string("a grid barrier") : stalled) + " did not complete within " +
+          std::to_string(comm_.timeout_ns / 1'000'000) + " ms (are all blocks resident? another kernel may be holding SMs)"));
+    else
+      for (const auto& r : results)
+        if (r.sweeps != results[0].sweeps || r.checks != results[0].checks || r.reason != results[0].reason ||
+            r.in_scratch != results[0].in_scratch || std::memcmp(&r.norm, &results[0].norm, sizeof(double)) != 0)
+          failure = std::make_exception_ptr(std::logic_error(name() + ": the kernels of one solve ended apart"));
+    fabric_.agree(failure, "its solve (a wait that did not complete)", {}, launches_.front()->stream);
     const detail::DeviceLoopResult& r = results[0];
     if (r.in_scratch)
-      for (int s = 0; s < this->size(); ++s) u.part(s).swap(this->part(s).scratch);
+      for (int s = this->first(); s < this->first() + this->held(); ++s) u.part(s).swap(this->part(s).scratch);
     report = detail::device_loop_report(r, report.rhs_norm, plan.check_every, this->options_.max_sweeps,
                                         this->options_.record_history, launches_[0]->workspace);
     report.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
@@ -663,6 +797,19 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
                detail::DeviceLoopState<value_type>*, detail::DeviceLoopStepReport<value_type>*, arith::bits_t<value_type>*),
       void (*)(Stencil, detail::PeerLaunch<value_type>, detail::DeviceLoopPlan, detail::DeviceLoopState<value_type>*,
                detail::DeviceLoopStepReport<value_type>*, arith::bits_t<value_type>*)>;
+
+  // The solver's name in errors.
+  static std::string name() {
+    return std::string("relax::MultiSolver<") + Schedule::strategy + ", " + PeerFabric<Comm, value_type>::comm_name + ">";
+  }
+
+  // The devices of the kernels run here, one entry per kernel.
+  std::vector<int> devices_of_local_kernels() const {
+    std::vector<int> d;
+    const auto [first, count] = fabric_.local_kernels(static_cast<int>(kernels_.size()));
+    for (int h = first; h < first + count; ++h) d.push_back(kernels_[static_cast<std::size_t>(h)].first);
+    return d;
+  }
 
   // The kernel of this solver: the scope of the flags (the system when the solve spans devices)
   // and, for Sync, the rows a thread takes.
@@ -696,7 +843,7 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
   // The streamed loop's segment length for slab s, run by `resident` blocks: the single-domain
   // loop's choice for its owned rows.
   std::int64_t stream_segment(int s, std::int64_t resident) const {
-    detail::Shape owned = detail::shape_of(this->part(s).scratch.layout());
+    detail::Shape owned = across();
     (Stencil::rank == 2 ? owned.ny : owned.nz) = this->decomposition_[s].owned.count;
     return Sweeper<Strategy>::template work<Stencil, value_type>(owned, resident).first;
   }
@@ -708,13 +855,13 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
     return launch_of_[static_cast<std::size_t>(s)] != launch_of_[static_cast<std::size_t>(side == 0 ? s - 1 : s + 1)];
   }
 
-  // One kernel of the solve: its device, stream and slabs, the device loop's workspace, its
-  // words, the table of its slabs and every kernel's words, and how many blocks it runs. Made
-  // with its device current (its memory is there).
+  // One kernel of the solve run here: its device, stream and slabs, the device loop's workspace,
+  // its words (the fabric's), the table of its slabs and every kernel's words, and how many
+  // blocks it runs. Made with its device current (its memory is there).
   struct Launch {
     // Loads the kernel (a cooperative launch must not wait on a module load) and sizes the grid:
     // the resident blocks of the device, shared by the solve's `sharing` kernels on it.
-    Launch(int d, std::vector<int> s, Kernel k, std::int64_t sharing)
+    Launch(int d, std::vector<int> s, Kernel k, std::int64_t sharing, const std::string& name)
         : device(d), slabs(std::move(s)), kernel(k), table(slabs.size()), host_table(slabs.size()),
           shared_bytes(detail::peer_table_bytes<value_type>(static_cast<int>(slabs.size()))) {
       detail::require(shared_bytes <= 48 * 1024, "devices", static_cast<int>(slabs.size()),
@@ -725,13 +872,13 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
       shared_bytes += queue_bytes();
       if (shared_bytes + attributes.sharedSizeBytes > detail::shared_bytes_limit())
         throw invalid_argument("D", std::to_string(halo),
-                               std::string("a depth whose plane queue and table of sub-domains fit in a block's shared "
-                                           "memory (") + Schedule::name + ")");
+                               "a depth whose plane queue and table of sub-domains fit in a block's shared memory (" +
+                                   name + ")");
       // Raised, never lowered: kernels of one solve with tables of different sizes share the
       // function (lowering it for a smaller table made the larger one's launch too large).
       if (shared_bytes > static_cast<std::size_t>(attributes.maxDynamicSharedSizeBytes))
         RELAX_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
-      resident = detail::resident_blocks(k, X * block_y(), shared_bytes, Schedule::name) / sharing;
+      resident = detail::resident_blocks(k, X * block_y(), shared_bytes, name.c_str()) / sharing;
       detail::require(resident >= 1, "devices", static_cast<int>(sharing), "fewer kernels on one device than it has SMs");
     }
     int device;
@@ -739,7 +886,8 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
     Kernel kernel;
     Stream stream;
     DeviceLoopWorkspace<value_type> workspace;
-    DeviceBuffer<Words> words{1};
+    Words* words = nullptr;         // the fabric's
+    Words* kernel_words = nullptr;  // the same, as the kernel reaches it (`PeerFabric::alias`)
     PinnedBuffer<Words> host_words{1};
     DeviceBuffer<Slabs> table;
     PinnedBuffer<Slabs> host_table;
@@ -752,19 +900,39 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
     std::int64_t most_items = 0;              // the work items of its largest pass
   };
 
+  // Collective with one process per GPU: checks the grids, gives the workspaces `u`'s rings, and
+  // returns ‖b‖ over every process's slabs (the max of the bits of |‖b‖|: NaN above every
+  // number, as in `collect_max`), in one agreement that no process refused its grids.
+  double begin_everywhere(DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
+    std::exception_ptr local;
+    double mine = 0;
+    try {
+      this->begin(u, b);
+      for (int s = this->first(); s < this->first() + this->held(); ++s) fabric_.require_reachable(u.part(s).data(), s);
+      mine = this->rhs_norm(u, b);
+    } catch (...) {
+      local = std::current_exception();
+    }
+    const auto most = fabric_.agree(
+        local, "to begin its solve (its grids)",
+        {static_cast<unsigned long long>(arith::abs_bits(static_cast<value_type>(mine)))}, launches_.front()->stream);
+    if (fabric_.alone()) return mine;
+    return static_cast<double>(arith::from_bits<value_type>(static_cast<arith::bits_t<value_type>>(most[0])));
+  }
+
   // Zeroes the launch's words and its slabs' flags and uploads its tables, on its stream.
-  void prepare(int h, DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b,
+  void prepare(std::size_t h, DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b,
                const detail::DeviceLoopPlan& plan) {
-    Launch& l = *launches_[static_cast<std::size_t>(h)];
+    Launch& l = *launches_[h];
     const detail::DeviceScope scope(l.device);
     l.workspace.reserve(1, plan.history_capacity);
     l.workspace.reset(l.stream);
-    RELAX_CUDA_CHECK(cudaMemsetAsync(l.words.data(), 0, sizeof(Words), l.stream));
+    RELAX_CUDA_CHECK(cudaMemsetAsync(l.words, 0, sizeof(Words), l.stream));
     for (std::size_t k = 0; k < l.slabs.size(); ++k) {
       const int s = l.slabs[k];
-      auto& flags = words_[static_cast<std::size_t>(s)];
-      RELAX_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, flags.size() * sizeof(unsigned long long), l.stream));
-      l.host_table.data()[k] = describe(s, u, b);
+      const int held = s - this->first();
+      RELAX_CUDA_CHECK(cudaMemsetAsync(fabric_.flags(held), 0, fabric_.flag_bytes(held), l.stream));
+      describe(s, u, b, l.host_table.data()[k]);
     }
     if constexpr (streamed) {
       std::tie(l.edge_items, l.items) = detail::peer_stream_number(l.host_table.data(), l.slabs.size());
@@ -773,20 +941,26 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
       std::tie(l.edge_items, l.items) = detail::peer_number(l.host_table.data(), l.slabs.size());
       l.most_items = l.items;
     }
-    for (int m = 0; m < launches(); ++m) l.host_peers.data()[m] = launches_[static_cast<std::size_t>(m)]->words.data();
-    RELAX_CUDA_CHECK(cudaMemcpyAsync(l.table.data(), l.host_table.data(), l.slabs.size() * sizeof(Slabs),
-                                     cudaMemcpyHostToDevice, l.stream));
-    RELAX_CUDA_CHECK(cudaMemcpyAsync(l.peers.data(), l.host_peers.data(), static_cast<std::size_t>(launches()) * sizeof(Words*),
-                                     cudaMemcpyHostToDevice, l.stream));
+    for (int m = 0; m < launches(); ++m)
+      fabric_.point(l.host_peers.data()[m], fabric_.board(fabric_.twin_kernel(m) - first_kernel_), fabric_.owner_of_kernel(m));
+    const std::size_t table_bytes = l.slabs.size() * sizeof(Slabs);
+    const std::size_t peer_bytes = static_cast<std::size_t>(launches()) * sizeof(Words*);
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(l.table.data(), l.host_table.data(), table_bytes, cudaMemcpyHostToDevice, l.stream));
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(l.peers.data(), l.host_peers.data(), peer_bytes, cudaMemcpyHostToDevice, l.stream));
+    fabric_.resolve(l.stream, {{l.host_table.data(), l.table.data(), table_bytes}, {l.host_peers.data(), l.peers.data(), peer_bytes}});
     l.ready.record(l.stream);
   }
 
-  // Slab s as its kernel sees it.
-  Slabs describe(int s, DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b) {
+  // Slab s as its kernel sees it, written into `t` (its entry of the host table: the fabric may
+  // leave fields there for the device to fill).
+  void describe(int s, DistributedGrid<value_type>& u, const DistributedGrid<value_type>& b, Slabs& t) {
     const Slab& me = this->decomposition_[s];
-    Slabs t{};
-    t.array[0] = u.part(s).origin();
-    t.array[1] = this->part(s).scratch.origin();
+    t = Slabs{};
+    // The slab's own arrays and flags as its kernel reaches them (the neighbours' stores come
+    // through the same addresses); b is only read.
+    const int mine = fabric_.owner_of_slab(s);
+    fabric_.point(t.array[0], u.part(s).origin(), mine);
+    fabric_.point(t.array[1], this->part(s).scratch.origin(), mine);
     t.b = b.part(s).origin();
     t.g = detail::shape_of(u.part(s).layout());
     for (int side = 0; side < 2; ++side) {
@@ -794,16 +968,20 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
       const int n = side == 0 ? s - 1 : s + 1;
       t.neighbour[side] = has ? n : -1;
       if (!has) continue;
-      t.out[side][0] = u.part(n).origin();
-      t.out[side][1] = this->part(n).scratch.origin();
+      // The neighbour's memory: that of its twin here (the held slab at its place, allocated
+      // alike), in the neighbour's process, at the neighbour's own lead.
+      const int twin = fabric_.twin_slab(n), owner = fabric_.owner_of_slab(n);
+      const GridLayout theirs = this->decomposition_[n].template layout<value_type>();
+      fabric_.point(t.out[side][0], u.part(twin).data() + theirs.lead, owner);
+      fabric_.point(t.out[side][1], this->part(twin).scratch.data() + theirs.lead, owner);
       if constexpr (streamed)
         t.shift[side] = detail::peer_halo_shift(me.origin_row, this->decomposition_[n].origin_row,
                                                 Stencil::rank == 2 ? t.g.pitch : t.g.plane);
       else
-        t.shift[side] = detail::peer_ring_shift(side, t.g, detail::shape_of(u.part(n).layout()), Stencil::rank);
+        t.shift[side] = detail::peer_ring_shift(side, t.g, detail::shape_of(theirs), Stencil::rank);
       if (flagged(s, side)) {
-        t.inbound[side] = words_[static_cast<std::size_t>(s)].data() + side * band_items_;
-        t.outbound[side] = words_[static_cast<std::size_t>(n)].data() + (1 - side) * band_items_;
+        fabric_.point(t.inbound[side], fabric_.flags(s - this->first()) + side * band_items_, mine);
+        fabric_.point(t.outbound[side], fabric_.flags(twin - this->first()) + (1 - side) * band_items_, owner);
       }
     }
     if constexpr (streamed) {
@@ -812,7 +990,7 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
       for (int side = 0; side < 2; ++side) {
         const int n = side == 0 ? s - 1 : s + 1;
         t.inbound_segments[side] =
-            t.out[side][0] == nullptr
+            t.neighbour[side] < 0
                 ? 0
                 : detail::peer_band_segments(this->decomposition_[n].owned.count, halo,
                                              segment_[static_cast<std::size_t>(n)], 1 - side);
@@ -823,14 +1001,14 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
     }
     t.index = s;
     t.silent = comm_.silent_subdomain == s ? 1 : 0;
-    return t;
   }
 
-  void launch(int h, const detail::DeviceLoopPlan& plan) {
-    Launch& l = *launches_[static_cast<std::size_t>(h)];
+  void launch(std::size_t h, const detail::DeviceLoopPlan& plan) {
+    Launch& l = *launches_[h];
     const detail::DeviceScope scope(l.device);
     const detail::PeerLaunch<value_type> args{l.table.data(), static_cast<int>(l.slabs.size()), l.edge_items, l.items,
-                                              l.words.data(), l.peers.data(), launches(), h};
+                                              l.kernel_words, l.peers.data(), launches(),
+                                              first_kernel_ + static_cast<int>(h)};
     const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(l.most_items, l.resident)));
     if constexpr (streamed)
       detail::launch_cooperative(l.kernel, dim3(blocks), dim3(X, block_y()), l.shared_bytes, l.stream, this->stencil_,
@@ -842,7 +1020,7 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
 
   // The streamed kernel's shape of what every slab shares (the extents across the slowest axis
   // and the strides; the slowest extent and the origin are each slab's own).
-  detail::Shape across() const { return detail::shape_of(this->part(0).scratch.layout()); }
+  detail::Shape across() const { return detail::shape_of(this->part(this->first()).scratch.layout()); }
 
   // The strip groups (2D) or (x, y) tiles (3D) of a pass of depth D (the most of any pass: the
   // kept part of a strip or tile narrows as the depth grows).
@@ -850,14 +1028,15 @@ class PeerStoreSolver : public SlabSolverBase<Stencil_> {
     return detail::stream_groups<Stencil::rank, Schedule::halo, value_type>(across());
   }
 
-  PeerStore comm_;
+  Comm comm_;
   bool deep_ = false;
   bool cross_device_ = false;
-  std::int64_t band_items_ = 0;                        // tiles of an edge band, the same in every slab
-  std::vector<int> launch_of_;                         // the kernel of each slab
-  std::vector<DeviceBuffer<unsigned long long>> words_;  // each slab's flags, on its device
-  std::vector<Event> begun_;                             // each slab's copies of begin(), on its stream
-  std::vector<std::unique_ptr<Launch>> launches_;
+  std::int64_t band_items_ = 0;                          // tiles of an edge band, the same in every slab
+  std::vector<std::pair<int, std::vector<int>>> kernels_;  // every kernel of the solve: its device and slabs
+  int first_kernel_ = 0;                                 // the first of them run here
+  std::vector<int> launch_of_;                           // the kernel of each slab
+  std::vector<Event> begun_;                             // each held slab's copies of begin(), on its stream
+  std::vector<std::unique_ptr<Launch>> launches_;        // the kernels run here
   std::vector<std::int64_t> segment_;                    // the streamed loop: each slab's segment length
 };
 
