@@ -8,6 +8,7 @@
 
 #include "gpu_runs.hpp"
 #include "grids.hpp"
+#include "nccl_rank.hpp"
 #include "runs.hpp"
 #include "split_runs.hpp"
 
@@ -77,30 +78,9 @@ TEST_CASE("NCCL needs a GPU per rank", "[multi][nccl][validation]") {
   CHECK(relax::detail::checked_nccl_version() == version);
 }
 
-namespace {
-
-// A communicator of one rank on GPU 0, made as a program of one process per GPU makes its own
-// (there, every rank gets the id of rank 0's ncclGetUniqueId through the program's bootstrap).
-struct OneRank {
-  ncclComm_t comm = nullptr;
-  OneRank() {
-    ncclUniqueId id;
-    REQUIRE(ncclGetUniqueId(&id) == ncclSuccess);
-    REQUIRE(cudaSetDevice(0) == cudaSuccess);
-    REQUIRE(ncclCommInitRank(&comm, 1, id, 0) == ncclSuccess);
-  }
-  OneRank(const OneRank&) = delete;
-  OneRank& operator=(const OneRank&) = delete;
-  ~OneRank() {
-    if (comm != nullptr) (void)ncclCommDestroy(comm);
-  }
-};
-
-}  // namespace
-
 TEST_CASE("a communicator of one rank per process: its rank's slab, bit for bit the single-domain solve",
           "[multi][nccl][processes]") {
-  const OneRank rank;
+  const relax::testing::OneNcclRank rank;
   relax::Nccl policy;
   policy.comm = rank.comm;
   const relax::Stencil5<float> s(10.0);

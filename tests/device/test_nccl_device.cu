@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "grids.hpp"
+#include "nccl_rank.hpp"
 #include "runs.hpp"
 #include "split_runs.hpp"
 
@@ -49,22 +50,6 @@ void check_nccl_device(const Extents& e, const S& s, int per_rank, int m = 8, st
                                                                                 comm);
   }
 }
-
-// A communicator of one rank on GPU 0, made as a program of one process per GPU makes its own.
-struct OneRank {
-  ncclComm_t comm = nullptr;
-  OneRank() {
-    ncclUniqueId id;
-    REQUIRE(ncclGetUniqueId(&id) == ncclSuccess);
-    REQUIRE(cudaSetDevice(0) == cudaSuccess);
-    REQUIRE(ncclCommInitRank(&comm, 1, id, 0) == ncclSuccess);
-  }
-  OneRank(const OneRank&) = delete;
-  OneRank& operator=(const OneRank&) = delete;
-  ~OneRank() {
-    if (comm != nullptr) (void)ncclCommDestroy(comm);
-  }
-};
 
 }  // namespace
 
@@ -104,7 +89,7 @@ TEST_CASE("many short CPU-free solves over NCCL's windows lose or repeat no halo
 
 TEST_CASE("NCCL's device API with a program's communicator: the same bits, the communicator left alive",
           "[multi][nccl][nccl_device][processes]") {
-  const OneRank rank;
+  const relax::testing::OneNcclRank rank;
   relax::Nccl policy;
   policy.comm = rank.comm;
   relax::testing::check_split_equals_whole<CpuFree, relax::Nccl, relax::Sync>(Extents(257, 257), relax::Stencil5<float>(10.0),

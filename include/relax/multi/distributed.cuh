@@ -25,8 +25,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,6 +101,22 @@ inline void require_devices(const std::vector<int>& devices) {
 //! What the CPU-free Comm policies (`PeerStore`, `Nvshmem`) take for their waits: a time limit for
 //! each, more than 0 and at most an hour, and the test hook's silent sub-domain, −1 or one of
 //! `subdomains`.
+//! The processes' agreement before and after a collective step of a solver with one process
+//! per GPU: `local` is this process's failure (or null); `extra` are further words to take the
+//! max of with the failure flag, by `max_over` (the program's collective: a vector in, the max
+//! over the processes out). If any process failed, all throw: this one its own error, the others
+//! one saying that `another` (e.g. "another PE") failed `step`. Returns `extra`'s maxima.
+template <class MaxOver>
+std::vector<unsigned long long> agree_across(std::exception_ptr local, const std::string& who, const char* another,
+                                             const char* step, std::vector<unsigned long long> extra, MaxOver&& max_over) {
+  extra.insert(extra.begin(), local ? 1ull : 0ull);
+  extra = max_over(std::move(extra));
+  if (local) std::rethrow_exception(local);
+  if (extra[0] != 0) throw std::runtime_error(who + ": " + another + " failed " + step + " (it reports its own error)");
+  extra.erase(extra.begin());
+  return extra;
+}
+
 inline void require_wait_settings(std::uint64_t timeout_ns, int silent_subdomain, int subdomains) {
   require(timeout_ns > 0 && timeout_ns <= 3'600'000'000'000ull, "comm.timeout_ns", timeout_ns,
           "a time limit for every wait, more than 0 and at most an hour");

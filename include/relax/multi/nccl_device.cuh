@@ -371,14 +371,10 @@ class PeerFabric<Nccl, T> {
   //! Collective: whether any rank failed `step` (see `PeerFabric<PeerStore, T>::agree`).
   std::vector<unsigned long long> agree(std::exception_ptr local, const char* step, std::vector<unsigned long long> extra,
                                         cudaStream_t stream) {
-    extra.insert(extra.begin(), local ? 1ull : 0ull);
-    if (ranks_ > 1) extra = max_over_ranks(std::move(extra), stream);
-    if (local) std::rethrow_exception(local);
-    if (extra[0] != 0)
-      throw std::runtime_error(std::string("relax::MultiSolver<DeviceLoop<...>, Nccl>: another rank failed ") + step +
-                               " (it reports its own error)");
-    extra.erase(extra.begin());
-    return extra;
+    return agree_across(local, "relax::MultiSolver<DeviceLoop<...>, Nccl>", "another rank", step, std::move(extra),
+                        [&](std::vector<unsigned long long> v) {
+                          return ranks_ > 1 ? max_over_ranks(std::move(v), stream) : v;
+                        });
   }
   std::int64_t least(std::int64_t v, cudaStream_t stream) {
     const auto bits = ~static_cast<unsigned long long>(v);

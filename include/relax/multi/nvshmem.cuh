@@ -257,14 +257,10 @@ inline std::vector<unsigned long long> nvshmem_max(std::vector<unsigned long lon
 inline std::vector<unsigned long long> nvshmem_agree(std::exception_ptr local, const char* step,
                                                      std::vector<unsigned long long> extra,
                                                      DeviceBuffer<unsigned long long>& scratch, cudaStream_t stream) {
-  extra.insert(extra.begin(), local ? 1ull : 0ull);
-  if (nvshmem_n_pes() > 1) extra = nvshmem_max(std::move(extra), scratch, stream);
-  if (local) std::rethrow_exception(local);
-  if (extra[0] != 0)
-    throw std::runtime_error(std::string("relax::MultiSolver<Nvshmem>: another PE failed ") + step +
-                             " (it reports its own error)");
-  extra.erase(extra.begin());
-  return extra;
+  return agree_across(local, "relax::MultiSolver<Nvshmem>", "another PE", step, std::move(extra),
+                      [&](std::vector<unsigned long long> v) {
+                        return nvshmem_n_pes() > 1 ? nvshmem_max(std::move(v), scratch, stream) : v;
+                      });
 }
 
 //! The solvers of `Nvshmem` run on their PE's GPU, which must be current (their streams and

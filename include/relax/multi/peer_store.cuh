@@ -490,6 +490,8 @@ class PeerFabric<PeerStore, T> {
   SlabPlacement<T> placement() const { return {}; }
   //! Every kernel of the solve (its device and slabs), and [first, first + count) of them run here.
   Kernels kernels(const PeerStore& comm, const std::vector<int>& devices) const {
+    require(comm.kernels_per_device >= 1, "comm.kernels_per_device", comm.kernels_per_device,
+            "at least 1 kernel per device");
     return peer_kernels(devices, comm.launch_per_subdomain, comm.kernels_per_device);
   }
   std::pair<int, int> local_kernels(int total) const { return {0, total}; }
