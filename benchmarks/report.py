@@ -200,6 +200,17 @@ def figures(rows, runs):
                 f[f"multi_virtual2_overhead_pct_{key}_cpufree{suffix}"] = round((b / a - 1) * 100, 2)
                 f[f"multi_virtual2_us_per_sweep_{key}_cpufree{suffix}"] = round(b, 3)
                 f[f"multi_virtual2_extra_us_per_sweep_{key}_cpufree{suffix}"] = round(b - a, 3)
+        # CPU-free over NCCL's device API (one rank, the same kernels, every link through NCCL's
+        # windows): k = 1 and 2 slabs (one kernel; `_apart`: one kernel per slab) against the
+        # single-domain DeviceLoop<Sync> of the same run.
+        for who, suffix in (("nccl_device", ""), ("nccl_device_apart", "_apart")):
+            for k in ("1", "2"):
+                row = rows.get(f"multi_sweep/{who}/k:{k}/DeviceLoop_Sync/N:{n}")
+                base = runs[row["_file"]].get(f"multi_sweep/one_domain/DeviceLoop_Sync/N:{n}") if row else None
+                if base:
+                    f[f"multi_nccl_device_k{k}_overhead_pct_{key}{suffix}"] = round(
+                        (row["us_per_sweep"] / base["us_per_sweep"] - 1) * 100, 2)
+                    f[f"multi_nccl_device_k{k}_us_per_sweep_{key}{suffix}"] = round(row["us_per_sweep"], 3)
         # CPU-free with temporal blocking (PeerStore, DeviceLoop<TemporalBlock<D, ColumnStream>>):
         # k = 1 and 2 slabs against the single-domain streamed loop of the same D, same run.
         for name, row in rows.items():
