@@ -163,6 +163,37 @@ TEST_CASE("the kernels of a CPU-free solve: per device, per sub-domain, or runs 
   CHECK(detail::peer_kernels({3}, false, 1) == Kernels{{3, {0}}});
 }
 
+TEST_CASE("one rank per GPU: each rank's run of slabs and kernels, and where a neighbour's memory is",
+          "[peer_table][decomposition]") {
+  using Kernels = std::vector<std::pair<int, std::vector<int>>>;
+  // Three ranks of two slabs each, seen from rank 1 (on its device 5).
+  detail::RankLayout l{3, 1, 2, 2};
+  CHECK(l.parts() == 6);
+  CHECK(l.kernels(5) == Kernels{{-1, {0, 1}}, {5, {2, 3}}, {-1, {4, 5}}});
+  CHECK(l.local_kernels() == std::pair<int, int>{1, 1});
+  for (int n = 0; n < 6; ++n) {
+    CHECK(l.owner_of_slab(n) == n / 2);
+    CHECK(l.twin_slab(n) == 2 + n % 2);  // held here at the same place among rank 1's slabs
+  }
+  CHECK(l.owner_of_kernel(2) == 2);
+  CHECK(l.twin_kernel(0) == 1);
+  // One kernel per slab: rank 1 runs kernels 2 and 3; kernel 5 is rank 2's second, whose twin
+  // here is rank 1's second (kernel 3).
+  l.per_kernel = 1;
+  CHECK(l.kernels(5) == Kernels{{-1, {0}}, {-1, {1}}, {5, {2}}, {5, {3}}, {-1, {4}}, {-1, {5}}});
+  CHECK(l.local_kernels() == std::pair<int, int>{2, 2});
+  CHECK(l.owner_of_kernel(5) == 2);
+  CHECK(l.twin_kernel(5) == 3);
+  CHECK(l.twin_kernel(2) == 2);
+  // One rank (one GPU): every slab and kernel is its own twin.
+  const detail::RankLayout alone{1, 0, 4, 1};
+  for (int n = 0; n < 4; ++n) {
+    CHECK(alone.twin_slab(n) == n);
+    CHECK(alone.twin_kernel(n) == n);
+    CHECK(alone.owner_of_slab(n) == 0);
+  }
+}
+
 TEST_CASE("an edge row lands in the neighbour's ring row on our side, whatever the slabs' thickness", "[peer_table]") {
   using relax::detail::Shape;
   for (int rank : {2, 3}) {

@@ -21,7 +21,9 @@
 //!   after its end the ranks agree on whether one failed, so all throw together.
 //! Rank r holds the r-th run of the slabs, as many on every rank (`devices`: the rank's GPU once
 //! per slab it holds). Without `Nccl::comm` the solver makes a communicator of one rank on the
-//! one GPU of `devices`. The LSA team must span the communicator (one node, with peer access
+//! one GPU of `devices` (kept alive by its windows, grids included, until the last is freed); a
+//! program's communicator must outlive the solver and every grid it made, and every rank frees
+//! its grids and solvers in the same order (a window's deregistration is collective). The LSA team must span the communicator (one node, with peer access
 //! between its GPUs); across nodes use `Nvshmem`.
 //!
 //! NCCL's device structures change between releases (2.28.3's `ncclDevCommRequirements` is not
@@ -214,24 +216,24 @@ class PeerFabric<Nccl, T> {
       RELAX_NCCL_CHECK(ncclCommInitAll(&made, 1, &device_));
       comm_ = std::make_shared<NcclCommHandle>(made, true);
     }
-    RELAX_NCCL_CHECK(ncclCommCount(comm_->get(), &ranks_));
-    RELAX_NCCL_CHECK(ncclCommUserRank(comm_->get(), &rank_));
-    per_rank_ = static_cast<int>(devices.size());
+    RELAX_NCCL_CHECK(ncclCommCount(comm_->get(), &layout_.ranks));
+    RELAX_NCCL_CHECK(ncclCommUserRank(comm_->get(), &layout_.rank));
+    layout_.per_rank = static_cast<int>(devices.size());
     std::exception_ptr local;
     try {
-      require(ncclTeamLsa(comm_->get()).nRanks == ranks_, "comm", ranks_,
+      require(ncclTeamLsa(comm_->get()).nRanks == layout_.ranks, "comm", layout_.ranks,
               "a communicator whose ranks all reach each other's memory (NCCL's LSA team: one node with peer access); "
               "across nodes: relax::Nvshmem");
-      require(ranks_ <= peer_max_launches, "comm", ranks_,
+      require(layout_.ranks <= peer_max_launches, "comm", layout_.ranks,
               ("at most " + std::to_string(peer_max_launches) + " ranks (the width of the norm board)").c_str());
       global.validate();
       const Decomposition probe(global, parts(), halo);  // refuses a split thinner than its halo
     } catch (...) {
       local = std::current_exception();
     }
-    const auto per = static_cast<unsigned long long>(per_rank_);
+    const auto per = static_cast<unsigned long long>(layout_.per_rank);
     const auto most = agree(local, "to construct its solver", {per, ~per}, own_->stream.get());
-    require(most[0] == per && ~most[1] == per, "devices", per_rank_, "as many sub-domains on every rank");
+    require(most[0] == per && ~most[1] == per, "devices", layout_.per_rank, "as many sub-domains on every rank");
     const Decomposition whole(global, parts(), halo);
     for (int s = 0; s < parts(); ++s)
       largest_ = std::max(largest_, static_cast<std::size_t>(whole[s].template layout<T>().size()));
@@ -244,8 +246,8 @@ class PeerFabric<Nccl, T> {
   PeerFabric& operator=(const PeerFabric&) = delete;
   PeerFabric(PeerFabric&& o) noexcept
       : comm_(std::move(o.comm_)), device_comm_(o.device_comm_),
-        made_device_comm_(std::exchange(o.made_device_comm_, false)), device_(o.device_), ranks_(o.ranks_),
-        rank_(o.rank_), per_rank_(o.per_rank_), per_kernel_(o.per_kernel_), largest_(o.largest_),
+        made_device_comm_(std::exchange(o.made_device_comm_, false)), device_(o.device_), layout_(o.layout_),
+        largest_(o.largest_),
         board_words_(o.board_words_), flag_stride_(o.flag_stride_), window_(std::move(o.window_)),
         refs_(std::move(o.refs_)), own_(std::move(o.own_)) {}
   PeerFabric& operator=(PeerFabric&&) = delete;
@@ -258,7 +260,7 @@ class PeerFabric<Nccl, T> {
   SlabPlacement<T> placement() const {
     SlabPlacement<T> p;
     p.parts = parts();
-    p.first = rank_ * per_rank_;
+    p.first = layout_.rank * layout_.per_rank;
     p.allocate = [comm = comm_, largest = largest_](const GridLayout& l) {
       return DeviceGrid<T>(l, nccl_window_buffer<T>(comm, largest));
     };
@@ -266,17 +268,11 @@ class PeerFabric<Nccl, T> {
   }
   //! One kernel per rank over its slabs, or one per slab (`Nccl::launch_per_subdomain`).
   Kernels kernels(const Nccl& comm, const std::vector<int>&) {
-    per_kernel_ = comm.launch_per_subdomain ? 1 : per_rank_;
-    Kernels k;
-    for (int s = 0; s < parts(); s += per_kernel_) {
-      std::vector<int> slabs;
-      for (int j = 0; j < per_kernel_; ++j) slabs.push_back(s + j);
-      k.push_back({s / per_rank_ == rank_ ? device_ : -1, std::move(slabs)});
-    }
-    return k;
+    layout_.per_kernel = comm.launch_per_subdomain ? 1 : layout_.per_rank;
+    return layout_.kernels(device_);
   }
-  std::pair<int, int> local_kernels(int) const { return {rank_ * kernels_per_rank(), kernels_per_rank()}; }
-  bool connect(const std::vector<int>&) const { return ranks_ > 1; }
+  std::pair<int, int> local_kernels(int) const { return layout_.local_kernels(); }
+  bool connect(const std::vector<int>&) const { return layout_.ranks > 1; }
 
   //! One window (collective): every local kernel's words, then each held slab's flags, as many
   //! words for each as the most any slab of any rank needs.
@@ -286,15 +282,15 @@ class PeerFabric<Nccl, T> {
     flag_stride_ = static_cast<std::size_t>(agree(nullptr, "to size its flags", {most}, own_->stream.get())[0]);
     board_words_ = (static_cast<std::size_t>(kernels_per_rank()) * sizeof(Words) + 15) / 16 * 2;
     const DeviceScope scope(device_);
-    window_ = nccl_window_buffer<unsigned long long>(comm_, board_words_ + static_cast<std::size_t>(per_rank_) * flag_stride_);
+    window_ = nccl_window_buffer<unsigned long long>(comm_, board_words_ + static_cast<std::size_t>(layout_.per_rank) * flag_stride_);
   }
   unsigned long long* flags(int k) { return window_.data() + board_words_ + static_cast<std::size_t>(k) * flag_stride_; }
   std::size_t flag_bytes(int) const { return flag_stride_ * sizeof(unsigned long long); }
   Words* board(int h) { return reinterpret_cast<Words*>(window_.data()) + h; }
-  int twin_slab(int n) const { return rank_ * per_rank_ + n % per_rank_; }
-  int twin_kernel(int m) const { return rank_ * kernels_per_rank() + m % kernels_per_rank(); }
-  int owner_of_slab(int n) const { return n / per_rank_; }
-  int owner_of_kernel(int m) const { return m / kernels_per_rank(); }
+  int twin_slab(int n) const { return layout_.twin_slab(n); }
+  int twin_kernel(int m) const { return layout_.twin_kernel(m); }
+  int owner_of_slab(int n) const { return layout_.owner_of_slab(n); }
+  int owner_of_kernel(int m) const { return layout_.owner_of_kernel(m); }
 
   //! The address through which this rank's kernels reach `local` (in a window): its LSA pointer
   //! on this rank, the one the other ranks' stores come through too (NCCL maps the window there
@@ -306,7 +302,7 @@ class PeerFabric<Nccl, T> {
       throw std::logic_error("relax::MultiSolver<DeviceLoop<...>, Nccl>: memory outside NCCL's windows");
     const DeviceScope scope(device_);
     NcclLsaRefs one{};
-    one.ref[0] = NcclLsaRef{own_->slot.data(), window, offset, lsa_rank(rank_)};
+    one.ref[0] = NcclLsaRef{own_->slot.data(), window, offset, lsa_rank(layout_.rank)};
     one.count = 1;
     nccl_resolve_kernel<<<1, 32, 0, own_->stream.get()>>>(one);
     RELAX_CUDA_CHECK(cudaGetLastError());
@@ -373,26 +369,26 @@ class PeerFabric<Nccl, T> {
                                         cudaStream_t stream) {
     return agree_across(local, "relax::MultiSolver<DeviceLoop<...>, Nccl>", "another rank", step, std::move(extra),
                         [&](std::vector<unsigned long long> v) {
-                          return ranks_ > 1 ? max_over_ranks(std::move(v), stream) : v;
+                          return layout_.ranks > 1 ? max_over_ranks(std::move(v), stream) : v;
                         });
   }
   std::int64_t least(std::int64_t v, cudaStream_t stream) {
     const auto bits = ~static_cast<unsigned long long>(v);
     return static_cast<std::int64_t>(~agree(nullptr, "to size its work", {bits}, stream)[0]);
   }
-  bool alone() const { return ranks_ == 1; }
+  bool alone() const { return layout_.ranks == 1; }
   void require_reachable(const void* p, int s) const {
     require(NcclWindows::process().find(p).first != nullptr, "u", s,
             "a grid in NCCL's windows, made by this solver's make_grid");
   }
 
-  int ranks() const { return ranks_; }
-  int rank() const { return rank_; }
+  int ranks() const { return layout_.ranks; }
+  int rank() const { return layout_.rank; }
 
  private:
-  int parts() const { return per_rank_ * ranks_; }
+  int parts() const { return layout_.parts(); }
   int lsa_rank(int rank) const { return ncclTeamRankToLsa(comm_->get(), ncclTeamWorld(comm_->get()), rank); }
-  int kernels_per_rank() const { return per_rank_ / per_kernel_; }
+  int kernels_per_rank() const { return layout_.kernels_per_rank(); }
 
   //! The max over the ranks of each of `values` (an all-reduce on `stream`; blocks).
   std::vector<unsigned long long> max_over_ranks(std::vector<unsigned long long> values, cudaStream_t stream) {
@@ -411,7 +407,8 @@ class PeerFabric<Nccl, T> {
   std::shared_ptr<NcclCommHandle> comm_;
   ncclDevComm device_comm_{};
   bool made_device_comm_ = false;
-  int device_ = 0, ranks_ = 1, rank_ = 0, per_rank_ = 1, per_kernel_ = 1;
+  int device_ = 0;
+  RankLayout layout_;  // the ranks, this one, and the slabs of a rank and of a kernel
   std::size_t largest_ = 0;                   // elements of the largest slab (every grid window's size)
   std::size_t board_words_ = 0, flag_stride_ = 1;
   DeviceBuffer<unsigned long long> window_;   // the boards, then the flags

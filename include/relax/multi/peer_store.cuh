@@ -736,7 +736,7 @@ class PeerStoreSolver : private PeerFabricHolder<Comm_, typename Stencil_::value
       for (const Event& e : begun_) RELAX_CUDA_CHECK(cudaStreamWaitEvent(l->stream, e.get(), 0));
       streams.push_back(l->stream);
     }
-    fabric_.start(streams, comm_.timeout_ns);  // nor before every process's kernels' words are
+    fabric_.start(streams, comm_.timeout_ns);  // nor before every other process has zeroed its words
     std::vector<detail::DeviceLoopResult> results;
     std::string stalled_launch;
     unsigned long long earliest = 0;

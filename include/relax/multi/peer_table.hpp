@@ -316,4 +316,33 @@ inline std::vector<std::pair<int, std::vector<int>>> peer_kernels(const std::vec
   return runs;
 }
 
+//! Host: where the slabs and kernels of a CPU-free solve with one process (rank) per GPU live:
+//! `ranks` ranks holding `per_rank` consecutive slabs each, in kernels of `per_kernel` slabs (1:
+//! one per slab; `per_rank`: one per rank). Seen from rank `rank`, the memory of slab n (kernel
+//! m) on its rank is laid out as that of its twin here, the held slab (kernel) at the same place
+//! among its rank's (every rank allocates alike).
+struct RankLayout {
+  int ranks = 1, rank = 0, per_rank = 1, per_kernel = 1;
+
+  int parts() const { return ranks * per_rank; }
+  int kernels_per_rank() const { return per_rank / per_kernel; }
+  int owner_of_slab(int n) const { return n / per_rank; }
+  int owner_of_kernel(int m) const { return m / kernels_per_rank(); }
+  int twin_slab(int n) const { return rank * per_rank + n % per_rank; }
+  int twin_kernel(int m) const { return rank * kernels_per_rank() + m % kernels_per_rank(); }
+  //! This rank's kernels: [first, first + count).
+  std::pair<int, int> local_kernels() const { return {rank * kernels_per_rank(), kernels_per_rank()}; }
+  //! Every kernel of the solve, in order: its device (`device` for this rank's, −1 for the
+  //! others') and its slabs.
+  std::vector<std::pair<int, std::vector<int>>> kernels(int device) const {
+    std::vector<std::pair<int, std::vector<int>>> k;
+    for (int s = 0; s < parts(); s += per_kernel) {
+      std::vector<int> slabs;
+      for (int j = 0; j < per_kernel; ++j) slabs.push_back(s + j);
+      k.push_back({owner_of_slab(s) == rank ? device : -1, std::move(slabs)});
+    }
+    return k;
+  }
+};
+
 }  // namespace relax::detail
