@@ -22,6 +22,17 @@ namespace detail = relax::detail;
 
 namespace {
 
+// A kernel's launch description over `slabs`, numbered into `edge_items` and `items` work items.
+detail::PeerLaunch<float> launch_of(const std::vector<detail::PeerSlab<float>>& slabs, std::int64_t edge_items,
+                                    std::int64_t items) {
+  detail::PeerLaunch<float> launch{};
+  launch.slabs = slabs.data();
+  launch.count = static_cast<int>(slabs.size());
+  launch.edge_items = edge_items;
+  launch.items = items;
+  return launch;
+}
+
 struct Case {
   Extents global;
   int parts;
@@ -60,11 +71,7 @@ void check_numbering(const Case& c, KernelOf kernel_of) {
       index.push_back(s);
     }
     const auto [edge_items, items] = detail::peer_number(slabs.data(), slabs.size());
-    detail::PeerLaunch<float> launch{};
-    launch.slabs = slabs.data();
-    launch.count = static_cast<int>(slabs.size());
-    launch.edge_items = edge_items;
-    launch.items = items;
+    const detail::PeerLaunch<float> launch = launch_of(slabs, edge_items, items);
 
     std::int64_t expected = 0, expected_edges = 0;
     for (const auto& t : slabs) {
@@ -267,11 +274,7 @@ void check_stream_numbering(const Extents& e, int parts, int halo, std::int64_t 
   for (int h = 0; h < kernels; ++h) {
     std::vector<detail::PeerSlab<float>> slabs(per_slab ? all.begin() + h : all.begin(), per_slab ? all.begin() + h + 1 : all.end());
     const auto [edges, segments] = detail::peer_stream_number(slabs.data(), slabs.size());
-    detail::PeerLaunch<float> launch{};
-    launch.slabs = slabs.data();
-    launch.count = static_cast<int>(slabs.size());
-    launch.edge_items = edges;
-    launch.items = segments;
+    const detail::PeerLaunch<float> launch = launch_of(slabs, edges, segments);
     std::set<std::pair<int, std::int64_t>> seen;
     for (std::int64_t v = 0; v < segments; ++v) {
       const detail::PeerSegment it = detail::peer_segment(launch, v);

@@ -628,8 +628,9 @@ class PeerStoreSolver : private PeerFabricHolder<Comm_, typename Stencil_::value
     kernels_ = fabric_.kernels(comm_, this->devices_);
     const auto [first_kernel, local_count] = fabric_.local_kernels(static_cast<int>(kernels_.size()));
     first_kernel_ = first_kernel;
+    const std::vector<int> local_devices = devices_of_local_kernels();
     std::vector<int> distinct;
-    for (int d : devices_of_local_kernels())
+    for (int d : local_devices)
       if (std::find(distinct.begin(), distinct.end(), d) == distinct.end()) distinct.push_back(d);
     detail::require(static_cast<int>(kernels_.size()) <= detail::peer_max_launches, "devices",
                     static_cast<int>(kernels_.size()),
@@ -651,7 +652,6 @@ class PeerStoreSolver : private PeerFabricHolder<Comm_, typename Stencil_::value
                                 " in 3D runs float32 only for now, as the single-domain streamed loop; use "
                                 "DeviceLoop<Sync> or HostCopy with TemporalBlock<D, ColumnStream> for a float64 3D grid");
     }
-    const std::vector<int> local_devices = devices_of_local_kernels();
     for (int h = first_kernel_; h < first_kernel_ + local_count; ++h) {
       const auto& group = kernels_[static_cast<std::size_t>(h)];
       const int d = group.first;
@@ -663,15 +663,18 @@ class PeerStoreSolver : private PeerFabricHolder<Comm_, typename Stencil_::value
     for (std::size_t h = 0; h < kernels_.size(); ++h)
       for (int s : kernels_[h].second) launch_of_[static_cast<std::size_t>(s)] = static_cast<int>(h);
     if constexpr (streamed) {
-      // Every process must cut every slab alike: with kernels elsewhere, by the fewest resident
-      // blocks of any process's kernels.
-      std::int64_t fewest = launches_.front()->resident;
-      for (const auto& l : launches_) fewest = std::min(fewest, l->resident);
-      if (!fabric_.alone()) fewest = fabric_.least(fewest, launches_.front()->stream);
+      // A kernel's slabs are cut for its resident blocks; with kernels in other processes, which
+      // must cut every slab alike, for the fewest resident blocks of any process's kernels.
+      std::int64_t fewest = 0;
+      if (!fabric_.alone()) {
+        fewest = launches_.front()->resident;
+        for (const auto& l : launches_) fewest = std::min(fewest, l->resident);
+        fewest = fabric_.least(fewest, launches_.front()->stream);
+      }
       segment_.assign(static_cast<std::size_t>(this->size()), 0);
       for (std::size_t h = 0; h < kernels_.size(); ++h) {
-        const auto here = static_cast<std::int64_t>(h) - first_kernel_;
-        const std::int64_t resident = fabric_.alone() ? launches_[static_cast<std::size_t>(here)]->resident : fewest;
+        const auto here = static_cast<std::size_t>(static_cast<int>(h) - first_kernel_);
+        const std::int64_t resident = fabric_.alone() ? launches_[here]->resident : fewest;
         for (int s : kernels_[h].second)
           segment_[static_cast<std::size_t>(s)] =
               stream_segment(s, std::max<std::int64_t>(1, resident / static_cast<std::int64_t>(kernels_[h].second.size())));
