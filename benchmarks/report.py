@@ -203,14 +203,16 @@ def figures(rows, runs):
         # CPU-free over NCCL's device API (one rank, the same kernels, every link through NCCL's
         # windows): k = 1 and 2 slabs (one kernel; `_apart`: one kernel per slab) against the
         # single-domain DeviceLoop<Sync> of the same run.
-        for who, suffix in (("nccl_device", ""), ("nccl_device_apart", "_apart")):
-            for k in ("1", "2"):
-                row = rows.get(f"multi_sweep/{who}/k:{k}/DeviceLoop_Sync/N:{n}")
-                base = runs[row["_file"]].get(f"multi_sweep/one_domain/DeviceLoop_Sync/N:{n}") if row else None
-                if base:
-                    f[f"multi_nccl_device_k{k}_overhead_pct_{key}{suffix}"] = round(
-                        (row["us_per_sweep"] / base["us_per_sweep"] - 1) * 100, 2)
-                    f[f"multi_nccl_device_k{k}_us_per_sweep_{key}{suffix}"] = round(row["us_per_sweep"], 3)
+        # The streamed loop (DeviceLoop_Stream8) likewise, as multi_nccl_device_stream8_*.
+        for strategy, stem in (("DeviceLoop_Sync", "multi_nccl_device"), ("DeviceLoop_Stream8", "multi_nccl_device_stream8")):
+            for who, suffix in (("nccl_device", ""), ("nccl_device_apart", "_apart")):
+                for k in ("1", "2"):
+                    row = rows.get(f"multi_sweep/{who}/k:{k}/{strategy}/N:{n}")
+                    base = runs[row["_file"]].get(f"multi_sweep/one_domain/{strategy}/N:{n}") if row else None
+                    if base:
+                        f[f"{stem}_k{k}_overhead_pct_{key}{suffix}"] = round(
+                            (row["us_per_sweep"] / base["us_per_sweep"] - 1) * 100, 2)
+                        f[f"{stem}_k{k}_us_per_sweep_{key}{suffix}"] = round(row["us_per_sweep"], 3)
         # CPU-free with temporal blocking (PeerStore, DeviceLoop<TemporalBlock<D, ColumnStream>>):
         # k = 1 and 2 slabs against the single-domain streamed loop of the same D, same run.
         for name, row in rows.items():

@@ -117,7 +117,8 @@ template <class S, class Strategy, class Comm = relax::HostCopy>
 relax::RunReport run_multi(const Options& o) {
   relax::MultiSolver<S, Strategy, Comm> solver(o.problem.extents(), o.devices, S(o.problem.r),
                                                relax::Fixed(o.check_interval), o.solve);
-  relax::DistributedDiffusionState<typename S::value_type> state(o.problem, solver.decomposition(), solver.devices());
+  // The state in grids the solver makes: NCCL's device API needs them in its windows.
+  relax::DistributedDiffusionState<typename S::value_type> state(o.problem, solver);
   return relax::run_diffusion(solver, state, print_step);
 }
 

@@ -12,6 +12,7 @@
 #include <relax/control/stop.hpp>
 #include <relax/core/cuda_check.hpp>
 #include <relax/core/device.hpp>
+#include <relax/core/device_scope.hpp>
 #include <relax/core/error.hpp>
 #include <relax/core/stream.hpp>
 #include <relax/domain/decomposition.hpp>
@@ -73,30 +74,6 @@ template <class Stencil, class Strategy, class Comm = HostCopy>
 class MultiSolver;
 
 namespace detail {
-
-//! Makes `device` current for the scope and restores the previous one.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    RELAX_CUDA_CHECK(cudaGetDevice(&previous_));
-    if (device != previous_) RELAX_CUDA_CHECK(cudaSetDevice(device));
-  }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-  ~DeviceScope() { clear_cuda_status(cudaSetDevice(previous_)); }
-
- private:
-  int previous_ = 0;
-};
-
-//! Every entry of `devices` names a CUDA device here (repeats allowed), and there is one per slab.
-inline void require_devices(const std::vector<int>& devices) {
-  require(!devices.empty(), "devices", "none", "at least one device (one per sub-domain; repeats allowed)");
-  const int count = device_count();
-  for (int d : devices)
-    require(d >= 0 && d < count, "devices", d,
-            count == 0 ? "a CUDA device, but none is present" : "indices of CUDA devices present here");
-}
 
 //! What the CPU-free Comm policies (`PeerStore`, `Nvshmem`) take for their waits: a time limit for
 //! each, more than 0 and at most an hour, and the test hook's silent sub-domain, −1 or one of

@@ -28,6 +28,22 @@ __global__ void cg_start(std::int64_t n, const T* __restrict__ b, const T* __res
     p[k] = r[k] = b[k] - ax[k];
 }
 
+//! y += step · v over a grid-stride loop (the body of `cg_axpy`, shared by the split CG).
+template <class T>
+__device__ void axpy_range(std::int64_t n, T step, const T* __restrict__ v, T* __restrict__ y) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride)
+    y[k] += step * v[k];
+}
+
+//! p = r + b · p over a grid-stride loop (the body of `cg_xpay`, shared by the split CG).
+template <class T>
+__device__ void xpay_range(std::int64_t n, T b, const T* __restrict__ r, T* __restrict__ p) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride)
+    p[k] = r[k] + b * p[k];
+}
+
 //! y += sign · (num / den) · v, unless the step is not usable: then y is left alone and the
 //! status says why (den ≤ 0: breakdown; a non-finite scalar: non-finite).
 template <class T>
@@ -40,10 +56,7 @@ __global__ void cg_axpy(std::int64_t n, const double* num, const double* den, do
       *status = isfinite(a) && isfinite(d) ? cg_breakdown : cg_non_finite;
     return;
   }
-  const T step = static_cast<T>(sign * alpha);
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride)
-    y[k] += step * v[k];
+  axpy_range(n, static_cast<T>(sign * alpha), v, y);
 }
 
 //! p = r + (rr_next / rr) p.
@@ -56,10 +69,7 @@ __global__ void cg_xpay(std::int64_t n, const double* rr_next, const double* rr,
     if (blockIdx.x == 0 && threadIdx.x == 0) *status = cg_non_finite;
     return;
   }
-  const T b = static_cast<T>(beta);
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride)
-    p[k] = r[k] + b * p[k];
+  xpay_range(n, static_cast<T>(beta), r, p);
 }
 
 //! Blocks of 256 threads for an element-wise kernel over n values (grid-stride beyond 65535).

@@ -46,6 +46,22 @@ __global__ void spmv_warp_per_row(std::int64_t rows, const std::int64_t* __restr
   }
 }
 
+//! y = A x for a device CSR of `rows` rows and `nnz` entries on `stream`: a warp per row where
+//! rows hold `warp_per_row_min_mean` entries or more on average, a thread per row otherwise.
+template <class T>
+void csr_spmv(std::int64_t rows, std::int64_t nnz, const std::int64_t* row_ptr, const std::int32_t* col, const T* val,
+              const T* x, T* y, cudaStream_t stream) {
+  constexpr int threads = 256;
+  const bool warp_rows = static_cast<double>(nnz) >= warp_per_row_min_mean * rows;
+  const std::int64_t work = warp_rows ? rows * 32 : rows;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((work + threads - 1) / threads, 65535));
+  if (warp_rows)
+    spmv_warp_per_row<<<blocks, threads, 0, stream>>>(rows, row_ptr, col, val, x, y);
+  else
+    spmv_thread_per_row<<<blocks, threads, 0, stream>>>(rows, row_ptr, col, val, x, y);
+  RELAX_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace detail
 
 //! The rows of a device CSR matrix, for kernels that compute (A p)_i themselves (fused CG); the
@@ -98,17 +114,7 @@ class CsrOperator {
 
   //! y = A x on `stream`.
   void apply(const T* x, T* y, cudaStream_t stream) const {
-    constexpr int threads = 256;
-    const bool warp_rows = static_cast<double>(nnz_) >= detail::warp_per_row_min_mean * rows_;
-    const std::int64_t work = warp_rows ? rows_ * 32 : rows_;
-    const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((work + threads - 1) / threads, 65535));
-    if (warp_rows)
-      detail::spmv_warp_per_row<<<blocks, threads, 0, stream>>>(rows_, row_ptr_.data(), col_.data(),
-                                                                val_.data(), x, y);
-    else
-      detail::spmv_thread_per_row<<<blocks, threads, 0, stream>>>(rows_, row_ptr_.data(), col_.data(),
-                                                                  val_.data(), x, y);
-    RELAX_CUDA_CHECK_LAUNCH();
+    detail::csr_spmv(rows_, nnz_, row_ptr_.data(), col_.data(), val_.data(), x, y, stream);
   }
 
  private:

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Turns relax_bench_multi_cg's Google Benchmark JSON (CG on k sub-domains of one GPU) into the
+named figures of docs/results/h200/summary.json and a markdown table.
+
+usage: multi_cg_report.py BENCH.json [BENCH.json ...] [--summary PATH] [--markdown PATH]
+
+Each row is the mean of its iterations (each iteration one whole solve). A row measured in several
+files is taken from the last file that has it. Figures:
+
+  mcg_ms_per_iter_<variant>_<who>_<operator>       ms per CG iteration at a fixed iteration count
+  mcg_solve_ms_<variant>_<who>_<operator>           time to 1e-8, and mcg_solve_iterations_...
+  mcg_virtual2_overhead_pct_<operator>[_pipelined]  k = 2 parts on one GPU against k = 1, per
+                                                    iteration (the issue's figures: poisson4096,
+                                                    and csr_1e6, the ecology2 stand-in)
+  mcg_host_k1_over_one_domain_pct_<operator>        MultiCG's one part against CG<..., Unfused>
+"""
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+KEYS = {"poisson2d/N:4096": "poisson4096", "poisson3d/N:256": "poisson3d_256"}
+
+
+def key_of(op):
+    if op in KEYS:
+        return KEYS[op]
+    m = re.fullmatch(r"csr_like/(.+)", op)
+    return "csr_like_" + re.sub(r"[^A-Za-z0-9]+", "_", m.group(1)) if m else re.sub(r"[^A-Za-z0-9]+", "_", op)
+
+
+def load(paths):
+    rows = {}
+    for path in paths:
+        for b in json.loads(Path(path).read_text())["benchmarks"]:
+            if b.get("run_type") != "iteration" or b.get("error_occurred"):
+                continue
+            name = re.sub(r"(/\d+)+/iterations:\d+/manual_time$", "", b["run_name"])
+            rows[name] = b
+    return rows
+
+
+def figures(rows):
+    f = {}
+    for name, row in rows.items():
+        m = re.fullmatch(r"multi_cg_(iter|solve)/(standard|pipelined)/(one_domain|k:\d)/(.+)", name)
+        if not m:
+            continue
+        mode, variant, who, op = m.groups()
+        stem = f"{variant}_{who.replace(':', '')}_{key_of(op)}"
+        if mode == "iter":
+            f[f"mcg_ms_per_iter_{stem}"] = round(row["ms_per_iter"], 4)
+        else:
+            f[f"mcg_solve_ms_{stem}"] = round(row["real_time"], 2)
+            f[f"mcg_solve_iterations_{stem}"] = int(row["iterations"])
+    for name, row in rows.items():
+        m = re.fullmatch(r"multi_cg_iter/(standard|pipelined)/k:2/(.+)", name)
+        if not m:
+            continue
+        variant, op = m.groups()
+        one = rows.get(f"multi_cg_iter/{variant}/k:1/{op}")
+        if not one:
+            continue
+        suffix = "" if variant == "standard" else "_pipelined"
+        pct = round((row["ms_per_iter"] / one["ms_per_iter"] - 1) * 100, 2)
+        f[f"mcg_virtual2_overhead_pct_{key_of(op)}{suffix}"] = pct
+        if op == "csr_like/ecology2":  # about 10^6 rows: the issue's CSR figure
+            f[f"mcg_virtual2_overhead_pct_csr_1e6{suffix}"] = pct
+    for name, row in rows.items():
+        m = re.fullmatch(r"multi_cg_iter/standard/k:1/(.+)", name)
+        if m and (single := rows.get(f"multi_cg_iter/standard/one_domain/{m.group(1)}")):
+            f[f"mcg_host_k1_over_one_domain_pct_{key_of(m.group(1))}"] = round(
+                (row["ms_per_iter"] / single["ms_per_iter"] - 1) * 100, 2)
+    return f
+
+
+def markdown(rows):
+    out = ["| row | ms per iteration | iterations | time (ms) |", "|---|---:|---:|---:|"]
+    for name in sorted(rows):
+        row = rows[name]
+        out.append(f"| `{name}` | {row['ms_per_iter']:.4f} | {int(row['iterations'])} | {row['real_time']:.2f} |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("json", nargs="+")
+    ap.add_argument("--summary", default="docs/results/h200/summary.json")
+    ap.add_argument("--markdown")
+    a = ap.parse_args(argv)
+    rows = load(a.json)
+    if not rows:
+        sys.exit("multi_cg_report.py: no rows in " + ", ".join(a.json))
+    summary_path = Path(a.summary)
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    new = figures(rows)
+    summary.update(new)
+    summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    if a.markdown:
+        Path(a.markdown).write_text(markdown(rows))
+    print(json.dumps(new, indent=2, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,163 @@
+#pragma once
+//! \file
+//! Where the vectors of a CG on k sub-domains live and what each sub-domain sends its neighbours
+//! before an operator product: host code, no CUDA (the device operators of
+//! `multi/split_operator.cuh` are built from it, and it is host-tested).
+//!
+//! Part p owns the global unknowns [global_first, global_first + owned), in part order, so the
+//! parts of a global vector are consecutive slices of it. Its local vector (the one A is applied
+//! to) has `local_size` entries: the owned ones at `owned_offset`, and around them its halo, the
+//! other parts' entries its rows read. A `HaloTransfer` moves `count` owned entries of part
+//! `from` into part `to`'s local vector at [receive_offset, receive_offset + count): the entries
+//! `indices` (owned local indices, packed in this order) or, with `indices` empty, the run that
+//! starts at owned index `first`. Every halo entry of every part is written by exactly one
+//! transfer.
+//!
+//! - A CSR split by rows (`relax::partition`): owned entries first (owned_offset 0), then the
+//!   halo, ascending in global column, so each neighbour's entries are one run; a transfer sends
+//!   the entries the sender's `sends` list names.
+//! - A stencil's box split into slabs along its slowest axis (y in 2D, z in 3D; the slabs of
+//!   `relax::Decomposition`): the local vector is the owned rows (planes) with one more line on
+//!   each side that has a neighbour, so that the stencil reads its neighbours at their usual
+//!   offsets; a transfer sends one line, contiguous.
+
+#include <relax/core/error.hpp>
+#include <relax/domain/decomposition.hpp>
+#include <relax/domain/grid.hpp>
+#include <relax/sparse/partition.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace relax {
+
+//! One part's slice of the global vectors and its local vector.
+struct PartLayout {
+  std::int64_t global_first = 0;  //!< first global unknown it owns
+  std::int64_t owned = 0;         //!< unknowns it owns
+  std::int64_t owned_offset = 0;  //!< where they start in its local vector
+  std::int64_t local_size = 0;    //!< owned entries and halo
+};
+
+//! One transfer of owned entries into another part's halo (see the file's comment).
+struct HaloTransfer {
+  int from = 0;
+  int to = 0;
+  std::int64_t count = 0;
+  std::int64_t first = 0;                //!< the run's first owned index (when `indices` is empty)
+  std::vector<std::int64_t> indices;     //!< owned local indices, packed in this order
+  std::int64_t receive_offset = 0;       //!< where they land in `to`'s local vector
+};
+
+//! The layout of a CG on k parts: one `PartLayout` per part and every transfer, grouped by sender.
+struct SplitLayout {
+  std::vector<PartLayout> parts;
+  std::vector<HaloTransfer> transfers;
+
+  std::int64_t global_size() const { return parts.empty() ? 0 : parts.back().global_first + parts.back().owned; }
+
+  //! Checks the invariants above (consecutive slices; every transfer inside both parts, its
+  //! indices owned; the transfers into a part tile its halo exactly).
+  //! \throws relax::invalid_argument naming the part or transfer that breaks one.
+  void validate() const {
+    detail::require(!parts.empty(), "split layout", 0, "at least one part");
+    std::int64_t next = 0;
+    std::vector<std::vector<char>> covered(parts.size());
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      const PartLayout& l = parts[p];
+      detail::require(l.global_first == next && l.owned >= 1, "split layout part", p,
+                      "consecutive slices of at least one unknown");
+      detail::require(l.owned_offset >= 0 && l.owned_offset + l.owned <= l.local_size, "split layout part", p,
+                      "its owned entries inside its local vector");
+      next += l.owned;
+      covered[p].assign(static_cast<std::size_t>(l.local_size), 0);
+      for (std::int64_t k = 0; k < l.owned; ++k) covered[p][static_cast<std::size_t>(l.owned_offset + k)] = 1;
+    }
+    for (std::size_t t = 0; t < transfers.size(); ++t) {
+      const HaloTransfer& h = transfers[t];
+      const bool parts_ok = h.from >= 0 && h.to >= 0 && h.from < static_cast<int>(parts.size()) &&
+                            h.to < static_cast<int>(parts.size()) && h.from != h.to;
+      detail::require(parts_ok && h.count >= 1, "halo transfer", t, "two different parts and at least one entry");
+      const PartLayout& from = parts[static_cast<std::size_t>(h.from)];
+      const PartLayout& to = parts[static_cast<std::size_t>(h.to)];
+      if (h.indices.empty()) {
+        detail::require(h.first >= 0 && h.first + h.count <= from.owned, "halo transfer", t,
+                        "a run of the sender's owned entries");
+      } else {
+        detail::require(static_cast<std::int64_t>(h.indices.size()) == h.count, "halo transfer", t,
+                        "one index per entry");
+        for (const std::int64_t i : h.indices)
+          detail::require(i >= 0 && i < from.owned, "halo transfer", t, "indices of the sender's owned entries");
+      }
+      detail::require(h.receive_offset >= 0 && h.receive_offset + h.count <= to.local_size, "halo transfer", t,
+                      "a range inside the receiver's local vector");
+      for (std::int64_t k = 0; k < h.count; ++k) {
+        char& c = covered[static_cast<std::size_t>(h.to)][static_cast<std::size_t>(h.receive_offset + k)];
+        detail::require(c == 0, "halo transfer", t, "halo entries no other transfer (or owned entry) covers");
+        c = 1;
+      }
+    }
+    for (std::size_t p = 0; p < parts.size(); ++p)
+      for (const char c : covered[p])
+        detail::require(c == 1, "split layout part", p, "every halo entry written by a transfer");
+  }
+};
+
+//! The layout of the parts of a CSR split by rows (`relax::partition` or
+//! `relax::read_matrix_market_part`, every part of one matrix, in part order).
+//! \throws relax::invalid_argument where a part's receive list from a neighbour is not one run
+//!         of its halo, or the parts do not fit together.
+template <class T>
+SplitLayout csr_split_layout(const std::vector<CsrPart<T>>& parts) {
+  SplitLayout out;
+  for (const CsrPart<T>& p : parts)
+    out.parts.push_back({p.first_row, p.rows, 0, p.columns()});
+  for (const CsrPart<T>& sender : parts)
+    for (const HaloList& send : sender.sends) {
+      detail::require(send.part >= 0 && send.part < static_cast<int>(parts.size()), "partition send list", send.part,
+                      "a part of the split");
+      const CsrPart<T>& reader = parts[static_cast<std::size_t>(send.part)];
+      const HaloList* receive = nullptr;
+      for (const HaloList& r : reader.receives)
+        if (r.part == sender.index) receive = &r;
+      detail::require(receive != nullptr && receive->indices.size() == send.indices.size(), "partition exchange lists",
+                      send.part, "a receive list matching every send list");
+      for (std::size_t e = 1; e < receive->indices.size(); ++e)
+        detail::require(receive->indices[e] == receive->indices[0] + static_cast<std::int64_t>(e),
+                        "partition receive list", send.part, "one run of the halo per neighbour");
+      out.transfers.push_back({sender.index, send.part, static_cast<std::int64_t>(send.indices.size()), 0, send.indices,
+                               receive->indices.front()});
+    }
+  out.validate();
+  return out;
+}
+
+//! The layout of box `global` split into `parts` slabs along its slowest axis, for an operator
+//! of radius 1 (one line of halo on each side that has a neighbour).
+//! \throws relax::invalid_argument as `relax::Decomposition` does (parts < 1 or more than lines).
+inline SplitLayout slab_split_layout(const Extents& global, int parts) {
+  const Decomposition d(global, parts, 1);
+  const std::int64_t line = global.rank == 3 ? global.nx * global.ny : global.nx;
+  SplitLayout out;
+  std::vector<Slab> slabs;
+  for (int i = 0; i < d.size(); ++i) slabs.push_back(d[i]);
+  for (const Slab& s : slabs) {
+    const std::int64_t owned = s.owned.count * line;
+    const std::int64_t below = s.has_prev ? line : 0;
+    out.parts.push_back({s.owned.first * line, owned, below, below + owned + (s.has_next ? line : 0)});
+  }
+  for (const Slab& s : slabs) {
+    const PartLayout& me = out.parts[static_cast<std::size_t>(s.index)];
+    // My first line is the previous slab's line above its owned ones; my last, the next one's first.
+    if (s.has_prev) {
+      const PartLayout& to = out.parts[static_cast<std::size_t>(s.index - 1)];
+      out.transfers.push_back({s.index, s.index - 1, line, 0, {}, to.owned_offset + to.owned});
+    }
+    if (s.has_next) out.transfers.push_back({s.index, s.index + 1, line, me.owned - line, {}, 0});
+  }
+  out.validate();
+  return out;
+}
+
+}  // namespace relax

@@ -1,0 +1,192 @@
+#pragma once
+//! \file
+//! CG's operator on k sub-domains: each part's rows on its own device, applied to its local
+//! vector (owned entries and halo, `multi/split_layout.hpp`), and the layout that says which
+//! entries each part sends the others before a product.
+//!
+//! - `CsrPartOperator<T>`: the rows of one part of a CSR split by rows (`relax::partition`), its
+//!   columns local; the SpMV of `CsrOperator` (the same kernels, chosen the same way), so each
+//!   row sums the same products in the same order as the global SpMV: bit for bit the same y.
+//! - `StencilSlabOperator<S>`: the rows of one slab of a stencil's box (`StencilRows<S>` on the
+//!   global box, applied to the slab's lines only), reading the neighbours' lines from its halo:
+//!   again the global product's bits.
+//!
+//! `split_csr` and `split_stencil` build a `SplitOperator`: the layout, the devices (one per
+//! part, repeats allowed: several parts on one GPU) and the parts, each uploaded to its device.
+
+#include <relax/core/buffer.hpp>
+#include <relax/core/cuda_check.hpp>
+#include <relax/core/device_scope.hpp>
+#include <relax/core/error.hpp>
+#include <relax/core/launch.hpp>
+#include <relax/multi/split_layout.hpp>
+#include <relax/sparse/csr.hpp>
+#include <relax/sparse/device_csr.cuh>
+#include <relax/sparse/partition.hpp>
+#include <relax/stencil/operator.hpp>
+#include <relax/stencil/traits.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace relax {
+
+namespace detail {
+
+//! q = A p on the lines [first, first + count) of the slowest axis of `a`'s box (rows in 2D,
+//! planes in 3D); p is read as `p[k − shift]` for global unknown k, q written from the slab's
+//! first unknown. The walk of `stencil_apply_kernel`, over the slab's lines.
+template <class S, class T>
+__global__ void slab_apply_kernel(StencilRows<S> a, std::int64_t first, std::int64_t count, const T* __restrict__ p,
+                                  std::int64_t shift, T* __restrict__ q) {
+  const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (x >= a.nx) return;
+  const std::int64_t ys = S::rank == 2 ? first : 0, ye = S::rank == 2 ? first + count : a.ny;
+  const std::int64_t zs = S::rank == 2 ? 0 : first, ze = S::rank == 2 ? 1 : first + count;
+  const std::int64_t q_first = (zs * a.ny + ys) * a.nx;
+  const auto load = [p, shift](std::int64_t k) { return p[k - shift]; };
+  for (std::int64_t z = zs + blockIdx.z; z < ze; z += gridDim.z)
+    for (std::int64_t y = ys + static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; y < ye;
+         y += static_cast<std::int64_t>(gridDim.y) * blockDim.y)
+      q[(z * a.ny + y) * a.nx + x - q_first] = a.row_at(x, y, z, load);
+}
+
+}  // namespace detail
+
+//! One part of a CSR split by rows, on the device that was current when it was made.
+template <class T>
+class CsrPartOperator {
+ public:
+  using value_type = T;
+
+  //! Uploads the local matrix of `part` (its columns local: owned, then halo).
+  //! \throws relax::invalid_argument if its local columns do not fit 32-bit indices.
+  explicit CsrPartOperator(const CsrPart<T>& part) : rows_(part.rows), nnz_(part.nnz()) {
+    detail::require(part.columns() <= std::numeric_limits<std::int32_t>::max(), "part columns", part.columns(),
+                    "fewer than 2^31 local columns (32-bit column indices)");
+    row_ptr_ = DeviceBuffer<std::int64_t>(part.row_ptr.size());
+    col_ = DeviceBuffer<std::int32_t>(part.col_idx.size());
+    val_ = DeviceBuffer<T>(part.values.size());
+    const std::vector<std::int32_t> col(part.col_idx.begin(), part.col_idx.end());
+    RELAX_CUDA_CHECK(cudaMemcpy(row_ptr_.data(), part.row_ptr.data(), row_ptr_.bytes(), cudaMemcpyHostToDevice));
+    if (nnz_ > 0) {
+      RELAX_CUDA_CHECK(cudaMemcpy(col_.data(), col.data(), col_.bytes(), cudaMemcpyHostToDevice));
+      RELAX_CUDA_CHECK(cudaMemcpy(val_.data(), part.values.data(), val_.bytes(), cudaMemcpyHostToDevice));
+    }
+    RELAX_CUDA_CHECK(cudaDeviceSynchronize());  // pageable copies: complete before a non-blocking stream reads
+  }
+
+  //! y (its owned rows) = A_local x (the local vector: owned entries, then halo), on `stream`.
+  void apply(const T* x, T* y, cudaStream_t stream) const {
+    detail::csr_spmv(rows_, nnz_, row_ptr_.data(), col_.data(), val_.data(), x, y, stream);
+  }
+
+ private:
+  std::int64_t rows_ = 0, nnz_ = 0;
+  DeviceBuffer<std::int64_t> row_ptr_;
+  DeviceBuffer<std::int32_t> col_;
+  DeviceBuffer<T> val_;
+};
+
+//! One slab of a stencil's box: the lines [first, first + count) of its slowest axis.
+template <class S>
+class StencilSlabOperator {
+ public:
+  using value_type = typename S::value_type;
+
+  //! The slab of `layout`'s part on `rows` (the stencil on the global box).
+  StencilSlabOperator(const StencilRows<S>& rows, const PartLayout& part) : rows_(rows) {
+    line_ = S::rank == 3 ? rows.nx * rows.ny : rows.nx;
+    first_ = part.global_first / line_;
+    count_ = part.owned / line_;
+    shift_ = part.global_first - part.owned_offset;
+  }
+
+  //! y (its owned unknowns) = A x, x its local vector (the line below, owned lines, the line above).
+  void apply(const value_type* x, value_type* y, cudaStream_t stream) const {
+    const dim3 block(32, 8);
+    const bool plane = S::rank == 3;
+    const dim3 grid(static_cast<unsigned>(detail::tile_count(rows_.nx, block.x)),
+                    static_cast<unsigned>(std::min<std::int64_t>(detail::tile_count(plane ? rows_.ny : count_, block.y), 65535)),
+                    static_cast<unsigned>(std::min<std::int64_t>(plane ? count_ : 1, 65535)));
+    detail::slab_apply_kernel<<<grid, block, 0, stream>>>(rows_, first_, count_, x, shift_, y);
+    RELAX_CUDA_CHECK_LAUNCH();
+  }
+
+ private:
+  StencilRows<S> rows_;
+  std::int64_t line_ = 1, first_ = 0, count_ = 0, shift_ = 0;
+};
+
+//! An operator split into parts: what `MultiCG` solves with.
+template <class Part>
+struct SplitOperator {
+  using part_type = Part;
+  using value_type = typename Part::value_type;
+  SplitLayout layout;
+  std::vector<int> devices;  //!< part p lives on devices[p]
+  std::vector<Part> parts;
+
+  int size() const { return static_cast<int>(parts.size()); }
+};
+
+namespace detail {
+template <class Part, class Make>
+SplitOperator<Part> make_split(SplitLayout layout, std::vector<int> devices, Make&& make) {
+  require_devices(devices);
+  require(devices.size() == layout.parts.size(), "devices", devices.size(), "one device per part");
+  SplitOperator<Part> out{std::move(layout), std::move(devices), {}};
+  out.parts.reserve(out.devices.size());
+  for (std::size_t p = 0; p < out.devices.size(); ++p) {
+    const DeviceScope on(out.devices[p]);
+    out.parts.push_back(make(p));
+  }
+  return out;
+}
+}  // namespace detail
+
+//! The parts of a CSR split by rows (every part of one matrix, in part order: `relax::partition`,
+//! or `read_matrix_market_part` for each index), part p on `devices[p]`.
+//! \throws relax::invalid_argument for bad devices, a device count other than the parts', or
+//!         parts that do not fit together.
+template <class T>
+SplitOperator<CsrPartOperator<T>> split_csr(const std::vector<CsrPart<T>>& parts, std::vector<int> devices) {
+  return detail::make_split<CsrPartOperator<T>>(csr_split_layout(parts), std::move(devices),
+                                               [&](std::size_t p) { return CsrPartOperator<T>(parts[p]); });
+}
+
+//! The square symmetric matrix `a` (checked as `CsrOperator` checks it) split by rows into one
+//! part per entry of `devices` (repeats allowed), balanced as `balance` says.
+//! \throws relax::invalid_argument for an invalid, non-square or asymmetric matrix, bad devices,
+//!         or more parts than rows.
+template <class T>
+SplitOperator<CsrPartOperator<T>> split_csr(const Csr<T>& a, std::vector<int> devices, Balance balance = Balance::rows,
+                                           const CsrSymmetry& symmetry = {}) {
+  require_square_symmetric(a, "A", symmetry);
+  detail::require_devices(devices);
+  const int k = static_cast<int>(devices.size());
+  return split_csr(symmetry.symmetrise ? partition(symmetric_part(a), k, balance) : partition(a, k, balance),
+                   std::move(devices));
+}
+
+//! The matrix of stencil `s` on the box `e` (zero Dirichlet values outside, as
+//! `StencilOperator`), split into one slab per entry of `devices` along its slowest axis.
+//! \throws relax::invalid_argument for a box the stencil's rank does not match, bad devices, or
+//!         more slabs than lines.
+template <class S>
+SplitOperator<StencilSlabOperator<S>> split_stencil(const S& s, const Extents& e, std::vector<int> devices) {
+  const StencilRows<S> rows = stencil_rows(s, e);
+  static_assert(S::radius == 1, "relax::split_stencil: stencils of radius 1 (one line of halo)");
+  detail::require_devices(devices);
+  SplitLayout layout = slab_split_layout(e, static_cast<int>(devices.size()));
+  const std::vector<PartLayout> parts = layout.parts;
+  return detail::make_split<StencilSlabOperator<S>>(std::move(layout), std::move(devices), [&](std::size_t p) {
+    return StencilSlabOperator<S>(rows, parts[p]);
+  });
+}
+
+}  // namespace relax

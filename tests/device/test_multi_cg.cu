@@ -1,0 +1,315 @@
+// CG on k sub-domains of one GPU (relax::MultiCG, host-controlled standard and pipelined CG):
+// each part's operator against the global one bit for bit (its halo filled from the layout's
+// transfers on the host); one part against the single-domain CG<..., Unfused> bit for bit; k = 1,
+// 2, 3 on the Poisson operators (2D, 3D, rectangular boxes), generated SPD matrices and the real
+// SuiteSparse ones: converged, the true residual below tolerance, repeats bit for bit, iteration
+// counts within the split bound of k = 1 and of the host model (reference::cg_split); bad input
+// refused with a clear error.
+#include <catch2/catch.hpp>
+
+#include "matrices.hpp"
+#include "real_matrices.hpp"
+
+#include <relax/multi/cg.cuh>
+#include <relax/reference/cg.hpp>
+#include <relax/reference/split_cg.hpp>
+#include <relax/solver/cg.cuh>
+#include <relax/sparse/device_csr.cuh>
+#include <relax/stencil/operator.cuh>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+template <class T>
+std::vector<T> wavy(std::int64_t n) {
+  std::vector<T> v(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) v[static_cast<std::size_t>(k)] = static_cast<T>(std::sin(0.37 * double(k)) + 0.25);
+  return v;
+}
+
+// y = A x part by part: each part's local vector built on the host from the layout (owned
+// entries, and every transfer's entries at its receive offset), applied on the GPU.
+template <class Part, class T = typename Part::value_type>
+std::vector<T> split_multiply(const relax::SplitOperator<Part>& op, const std::vector<T>& x) {
+  const relax::SplitLayout& l = op.layout;
+  std::vector<std::vector<T>> local(l.parts.size());
+  for (std::size_t p = 0; p < l.parts.size(); ++p) {
+    local[p].assign(static_cast<std::size_t>(l.parts[p].local_size), T(0));
+    std::copy_n(x.begin() + l.parts[p].global_first, l.parts[p].owned, local[p].begin() + l.parts[p].owned_offset);
+  }
+  for (const relax::HaloTransfer& h : l.transfers) {
+    const relax::PartLayout& from = l.parts[static_cast<std::size_t>(h.from)];
+    for (std::int64_t e = 0; e < h.count; ++e) {
+      const std::int64_t owned = h.indices.empty() ? h.first + e : h.indices[static_cast<std::size_t>(e)];
+      local[static_cast<std::size_t>(h.to)][static_cast<std::size_t>(h.receive_offset + e)] =
+          x[static_cast<std::size_t>(from.global_first + owned)];
+    }
+  }
+  std::vector<T> y(x.size());
+  for (std::size_t p = 0; p < l.parts.size(); ++p) {
+    relax::DeviceBuffer<T> dx(local[p].size()), dy(static_cast<std::size_t>(l.parts[p].owned));
+    RELAX_CUDA_CHECK(cudaMemcpy(dx.data(), local[p].data(), dx.bytes(), cudaMemcpyHostToDevice));
+    op.parts[p].apply(dx.data(), dy.data(), nullptr);
+    RELAX_CUDA_CHECK(cudaMemcpy(y.data() + l.parts[p].global_first, dy.data(), dy.bytes(), cudaMemcpyDeviceToHost));
+  }
+  return y;
+}
+
+template <class Op, class T = typename Op::value_type>
+std::vector<T> global_multiply(const Op& op, const std::vector<T>& x) {
+  relax::DeviceBuffer<T> dx(x.size()), dy(x.size());
+  RELAX_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), dx.bytes(), cudaMemcpyHostToDevice));
+  op.apply(dx.data(), dy.data(), nullptr);
+  std::vector<T> y(x.size());
+  RELAX_CUDA_CHECK(cudaMemcpy(y.data(), dy.data(), dy.bytes(), cudaMemcpyDeviceToHost));
+  return y;
+}
+
+// Solves with `Variant` on `op`'s parts from x = 0; checks convergence, the true residual on the
+// host, and a repeat bit for bit. Returns the report.
+template <class Variant, class Part, class T = typename Part::value_type>
+relax::CgReport solve_checked(relax::SplitOperator<Part> op, const std::vector<T>& b, const relax::CgOptions& options,
+                              const std::function<std::vector<T>(const std::vector<T>&)>& multiply,
+                              std::vector<T>* x_out = nullptr) {
+  relax::MultiCG<Part, Variant> cg(std::move(op), options);
+  std::vector<T> x(b.size(), T(0)), again(b.size(), T(0));
+  const relax::CgReport r = cg.solve(b, x);
+  const relax::CgReport repeat = cg.solve(b, again);
+  CHECK(r.converged());
+  CHECK(r.relative_true_residual() < options.rel_tol);
+  // The true residual recomputed on the host from the returned x.
+  const std::vector<T> ax = multiply(x);
+  double rr = 0.0, bb = 0.0;
+  for (std::size_t k = 0; k < b.size(); ++k) {
+    rr += (double(b[k]) - double(ax[k])) * (double(b[k]) - double(ax[k]));
+    bb += double(b[k]) * double(b[k]);
+  }
+  CHECK(std::sqrt(rr / bb) < 2 * options.rel_tol);
+  CHECK(repeat.iterations == r.iterations);
+  CHECK(repeat.residual_norm == r.residual_norm);
+  CHECK(repeat.true_residual_norm == r.true_residual_norm);
+  CHECK(same_bits(again, x));
+  if (x_out) *x_out = x;
+  return r;
+}
+
+const std::vector<int>& one_gpu(int k) {
+  static std::vector<std::vector<int>> lists(5);
+  lists[static_cast<std::size_t>(k)].assign(static_cast<std::size_t>(k), 0);
+  return lists[static_cast<std::size_t>(k)];
+}
+
+}  // namespace
+
+TEST_CASE("each part's operator is the global operator's rows bit for bit", "[multi_cg]") {
+  for (int k : {1, 2, 3, 4}) {
+    INFO(k << " parts");
+    // 2D and 3D Poisson slabs, odd and rectangular boxes, one-line slabs.
+    for (const relax::Extents& e : {relax::Extents(37, 4), relax::Extents(5, 9), relax::Extents(1, 4)}) {
+      const auto split = relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(k));
+      const std::vector<double> x = wavy<double>(e.nx * e.ny);
+      const relax::StencilOperator<relax::Poisson5<double>> global(relax::Poisson5<double>{}, e);
+      CHECK(same_bits(split_multiply(split, x), global_multiply(global, x)));
+    }
+    for (const relax::Extents& e : {relax::Extents(7, 5, 4), relax::Extents(3, 11, 9)}) {
+      const auto split = relax::split_stencil(relax::Poisson7<float>{}, e, one_gpu(k));
+      const std::vector<float> x = wavy<float>(e.nx * e.ny * e.nz);
+      const relax::StencilOperator<relax::Poisson7<float>> global(relax::Poisson7<float>{}, e);
+      CHECK(same_bits(split_multiply(split, x), global_multiply(global, x)));
+    }
+    // CSR: the scaled Poisson matrix (thread per row) and a dense-rowed one (warp per row).
+    for (const relax::Csr<double>& a : {relax::testing::scaled_poisson(9, 1.0), relax::testing::dense_spd(40)}) {
+      const std::vector<double> x = wavy<double>(a.rows);
+      for (const relax::Balance balance : {relax::Balance::rows, relax::Balance::nonzeros}) {
+        const auto split = relax::split_csr(a, one_gpu(k), balance);
+        CHECK(same_bits(split_multiply(split, x), global_multiply(relax::CsrOperator<double>(a), x)));
+      }
+    }
+  }
+}
+
+TEST_CASE("one part is CG<..., Unfused> bit for bit", "[multi_cg]") {
+  relax::CgOptions options;
+  options.rel_tol = 1e-10;
+  auto check = [&](const relax::CgReport& got, const relax::CgReport& want, const auto& x_got, const auto& x_want) {
+    CHECK(got.status == want.status);
+    CHECK(got.iterations == want.iterations);
+    CHECK(got.residual_norm == want.residual_norm);
+    CHECK(got.true_residual_norm == want.true_residual_norm);
+    CHECK(got.rhs_norm == want.rhs_norm);
+    CHECK(same_bits(x_got, x_want));
+  };
+  {
+    const relax::Csr<double> a = relax::testing::scaled_poisson(23, 1.0);
+    const std::vector<double> b = relax::testing::ones_rhs(a);
+    std::vector<double> x_single(b.size(), 0.0), x_split(b.size(), 0.0);
+    relax::CG<relax::CsrOperator<double>, relax::Unfused> single(relax::CsrOperator<double>(a), options);
+    const relax::CgReport want = single.solve(b, x_single);
+    relax::MultiCG<relax::CsrPartOperator<double>, relax::Unfused> split(relax::split_csr(a, {0}), options);
+    check(split.solve(b, x_split), want, x_split, x_single);
+  }
+  {
+    const relax::Extents e(45, 31);
+    const std::vector<float> b = wavy<float>(e.nx * e.ny);
+    std::vector<float> x_single(b.size(), 0.0f), x_split(b.size(), 0.0f);
+    relax::CgOptions f = options;
+    f.rel_tol = 1e-5;
+    relax::CG<relax::StencilOperator<relax::Poisson5<float>>, relax::Unfused> single(
+        relax::StencilOperator<relax::Poisson5<float>>(relax::Poisson5<float>{}, e), f);
+    const relax::CgReport want = single.solve(b, x_single);
+    relax::MultiCG<relax::StencilSlabOperator<relax::Poisson5<float>>, relax::Unfused> split(
+        relax::split_stencil(relax::Poisson5<float>{}, e, {0}), f);
+    check(split.solve(b, x_split), want, x_split, x_single);
+  }
+}
+
+TEST_CASE("CG on 1, 2 and 3 parts of one GPU converges on the Poisson operators and repeats bit for bit",
+          "[multi_cg]") {
+  relax::CgOptions options;
+  options.rel_tol = 1e-8;
+  for (const relax::Extents& e : {relax::Extents(70, 70), relax::Extents(257, 33), relax::Extents(20, 17, 13)}) {
+    std::int64_t first_standard = 0, first_pipelined = 0;
+    for (int k : {1, 2, 3}) {
+      INFO(e.to_text() << ", " << k << " parts");
+      const std::int64_t n = e.nx * e.ny * (e.rank == 3 ? e.nz : 1);
+      const std::vector<double> b = wavy<double>(n);
+      std::function<std::vector<double>(const std::vector<double>&)> multiply;
+      relax::CgReport standard, pipe;
+      if (e.rank == 2) {
+        const relax::StencilOperator<relax::Poisson5<double>> global(relax::Poisson5<double>{}, e);
+        multiply = [&](const std::vector<double>& x) { return global_multiply(global, x); };
+        standard = solve_checked<relax::Unfused>(relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(k)), b,
+                                                 options, multiply);
+        pipe = solve_checked<relax::Pipelined>(relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(k)), b,
+                                               options, multiply);
+      } else {
+        const relax::StencilOperator<relax::Poisson7<double>> global(relax::Poisson7<double>{}, e);
+        multiply = [&](const std::vector<double>& x) { return global_multiply(global, x); };
+        standard = solve_checked<relax::Unfused>(relax::split_stencil(relax::Poisson7<double>{}, e, one_gpu(k)), b,
+                                                 options, multiply);
+        pipe = solve_checked<relax::Pipelined>(relax::split_stencil(relax::Poisson7<double>{}, e, one_gpu(k)), b,
+                                               options, multiply);
+      }
+      if (k == 1) {
+        first_standard = standard.iterations;
+        first_pipelined = pipe.iterations;
+      }
+      INFO("standard " << standard.iterations << " (k = 1: " << first_standard << "), pipelined " << pipe.iterations
+                       << " (k = 1: " << first_pipelined << ")");
+      CHECK(std::abs(standard.iterations - first_standard) <= relax::testing::split_iteration_bound(first_standard));
+      CHECK(std::abs(pipe.iterations - first_pipelined) <= relax::testing::split_iteration_bound(first_pipelined));
+    }
+  }
+}
+
+TEST_CASE("CG on 1, 2 and 3 parts of one GPU on SPD matrices, generated and real", "[multi_cg][real]") {
+  relax::CgOptions options;
+  options.rel_tol = 1e-8;
+  options.restarts = 2;
+  std::vector<std::pair<std::string, relax::Csr<double>>> matrices = {
+      {"scaled_poisson(30, 2)", relax::testing::scaled_poisson(30, 2.0)}, {"dense_spd(60)", relax::testing::dense_spd(60)}};
+  for (const char* name : {"bcsstk01", "nos4", "gr_30_30", "1138_bus", "bcsstk14"})
+    matrices.emplace_back(name, relax::testing::read_real_matrix(RELAX_TEST_DATA_DIR, name));
+  for (const auto& [name, a] : matrices) {
+    const std::vector<double> b = relax::testing::ones_rhs(a);
+    const relax::CsrOperator<double> global(a);
+    const std::function<std::vector<double>(const std::vector<double>&)> multiply = [&](const std::vector<double>& x) {
+      return global_multiply(global, x);
+    };
+    std::int64_t first = 0;
+    for (int k : {1, 2, 3}) {
+      for (const relax::Balance balance : {relax::Balance::rows, relax::Balance::nonzeros}) {
+        INFO(name << ", " << k << " parts, balanced by " << (balance == relax::Balance::rows ? "rows" : "non-zeros"));
+        const relax::CgReport standard =
+            solve_checked<relax::Unfused>(relax::split_csr(a, one_gpu(k), balance), b, options, multiply);
+        const relax::CgReport pipe =
+            solve_checked<relax::Pipelined>(relax::split_csr(a, one_gpu(k), balance), b, options, multiply);
+        if (k == 1) first = standard.iterations;
+        // The host model on the same parts: about the same iterations (its partials are serial sums).
+        std::vector<double> x_host(b.size(), 0.0);
+        const relax::CgReport host = relax::reference::cg_split(a, k, b, x_host, options, balance);
+        INFO("standard " << standard.iterations << " (k = 1: " << first << ", host model " << host.iterations
+                         << "), pipelined " << pipe.iterations);
+        CHECK(std::abs(standard.iterations - first) <= relax::testing::split_iteration_bound(first));
+        CHECK(std::abs(standard.iterations - host.iterations) <= relax::testing::split_iteration_bound(host.iterations));
+      }
+    }
+  }
+}
+
+TEST_CASE("CG on several parts refuses bad input with a clear error", "[multi_cg][validation]") {
+  const relax::Csr<double> a = relax::testing::scaled_poisson(4, 1.0);  // 16 rows
+  relax::Csr<double> asymmetric = a;
+  asymmetric.values[1] += 1.0;
+  CHECK_THROWS_WITH(relax::split_csr(asymmetric, {0, 0}), Catch::Contains("symmetric"));
+  relax::Csr<double> wide = a;
+  wide.cols = a.rows + 1;
+  CHECK_THROWS_WITH(relax::split_csr(wide, {0, 0}), Catch::Contains("square"));
+  relax::Csr<double> broken = a;
+  broken.col_idx[2] = 99;
+  CHECK_THROWS_AS(relax::split_csr(broken, {0, 0}), relax::invalid_argument);
+  CHECK_THROWS_WITH(relax::split_csr(a, std::vector<int>(17, 0)), Catch::Contains("parts"));
+  CHECK_THROWS_WITH(relax::split_csr(a, {0, relax::device_count()}), Catch::Contains("devices"));
+  CHECK_THROWS_WITH(relax::split_csr(a, {}), Catch::Contains("devices"));
+  CHECK_THROWS_WITH(relax::split_stencil(relax::Poisson5<double>{}, relax::Extents(8, 3), one_gpu(4)),
+                    Catch::Contains("parts"));
+  CHECK_THROWS_WITH(relax::split_stencil(relax::Poisson7<double>{}, relax::Extents(8, 3), one_gpu(2)),
+                    Catch::Contains("extents"));
+  relax::MultiCG<relax::CsrPartOperator<double>, relax::Unfused> cg(relax::split_csr(a, {0, 0}));
+  std::vector<double> b(16, 1.0), x(15, 0.0);
+  CHECK_THROWS_WITH(cg.solve(b, x), Catch::Contains("x"));
+  relax::CgOptions bad;
+  bad.check_interval = 0;
+  CHECK_THROWS_WITH((relax::MultiCG<relax::CsrPartOperator<double>, relax::Unfused>(relax::split_csr(a, {0}), bad)),
+                    Catch::Contains("check_interval"));
+}
+
+TEST_CASE("CG on several parts reports breakdown on an indefinite matrix and the cap", "[multi_cg]") {
+  relax::Csr<double> a = relax::testing::scaled_poisson(6, 0.0);
+  for (double& v : a.values) v = -v;  // negative definite: pᵀAp < 0 at once
+  const std::vector<double> b(36, 1.0);
+  std::vector<double> x(36, 0.0);
+  relax::MultiCG<relax::CsrPartOperator<double>, relax::Unfused> cg(relax::split_csr(a, {0, 0}));
+  CHECK(cg.solve(b, x).status == relax::CgStatus::breakdown);
+  relax::CgOptions capped;
+  capped.max_iterations = 3;
+  relax::MultiCG<relax::CsrPartOperator<double>, relax::Pipelined> pipe(
+      relax::split_csr(relax::testing::scaled_poisson(20, 2.0), {0, 0, 0}), capped);
+  std::vector<double> b2(400, 1.0), x2(400, 0.0);
+  const relax::CgReport r = pipe.solve(b2, x2);
+  CHECK(r.status == relax::CgStatus::iteration_cap);
+  CHECK(r.iterations == 3);
+}
+
+TEST_CASE("CG on several parts, small boxes for the sanitizers", "[multi_cg][sanitize]") {
+  relax::CgOptions options;
+  options.rel_tol = 1e-8;
+  options.replace_interval = 5;  // a checkpoint with replacement inside the run
+  for (int k : {1, 3}) {
+    const relax::Extents e(9, 7);
+    const std::vector<double> b = wavy<double>(63);
+    const relax::StencilOperator<relax::Poisson5<double>> global(relax::Poisson5<double>{}, e);
+    const std::function<std::vector<double>(const std::vector<double>&)> multiply = [&](const std::vector<double>& x) {
+      return global_multiply(global, x);
+    };
+    solve_checked<relax::Unfused>(relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(k)), b, options, multiply);
+    solve_checked<relax::Pipelined>(relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(k)), b, options, multiply);
+    const relax::Csr<double> a = relax::testing::scaled_poisson(8, 1.0);
+    const relax::CsrOperator<double> csr(a);
+    const std::vector<double> b2 = relax::testing::ones_rhs(a);
+    const std::function<std::vector<double>(const std::vector<double>&)> m2 = [&](const std::vector<double>& x) {
+      return global_multiply(csr, x);
+    };
+    solve_checked<relax::Pipelined>(relax::split_csr(a, one_gpu(k)), b2, options, m2);
+  }
+}

@@ -1,0 +1,137 @@
+// The layout of a CG on k sub-domains (relax::SplitLayout): a CSR's parts and a box's slabs give
+// consecutive owned slices, local vectors whose halo every transfer fills exactly once, and halo
+// entries that are the global vector's entries the part's rows read; checked against a host
+// construction (for each part, the set of off-part columns its rows read, ascending). Layouts
+// that break an invariant are refused by name.
+#include <catch2/catch.hpp>
+
+#include "../support/matrices.hpp"
+#include "../support/real_matrices.hpp"
+
+#include <relax/multi/split_layout.hpp>
+#include <relax/reference/cg.hpp>
+#include <relax/sparse/partition.hpp>
+#include <relax/stencil/poisson.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <vector>
+
+namespace {
+
+// Each part's local vector of global vector x, filled from the layout alone: owned entries at
+// owned_offset, each transfer's entries at its receive offset.
+std::vector<std::vector<double>> local_vectors(const relax::SplitLayout& l, const std::vector<double>& x) {
+  std::vector<std::vector<double>> local(l.parts.size());
+  for (std::size_t p = 0; p < l.parts.size(); ++p) {
+    local[p].assign(static_cast<std::size_t>(l.parts[p].local_size), -1.0);
+    std::copy_n(x.begin() + l.parts[p].global_first, l.parts[p].owned, local[p].begin() + l.parts[p].owned_offset);
+  }
+  for (const relax::HaloTransfer& h : l.transfers)
+    for (std::int64_t e = 0; e < h.count; ++e) {
+      const std::int64_t owned = h.indices.empty() ? h.first + e : h.indices[static_cast<std::size_t>(e)];
+      local[static_cast<std::size_t>(h.to)][static_cast<std::size_t>(h.receive_offset + e)] =
+          x[static_cast<std::size_t>(l.parts[static_cast<std::size_t>(h.from)].global_first + owned)];
+    }
+  return local;
+}
+
+std::vector<double> index_vector(std::int64_t n) {
+  std::vector<double> x(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) x[static_cast<std::size_t>(k)] = static_cast<double>(k);
+  return x;
+}
+
+void check_csr_layout(const relax::Csr<double>& a, int k, relax::Balance balance) {
+  INFO(k << " parts");
+  const auto parts = relax::partition(a, k, balance);
+  const relax::SplitLayout l = relax::csr_split_layout(parts);
+  REQUIRE(l.global_size() == a.rows);
+  // With x_k = k, part p's halo entry h must be the global column the host construction finds:
+  // the off-part columns of p's rows, once each, ascending.
+  const auto local = local_vectors(l, index_vector(a.rows));
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    const std::int64_t lo = parts[p].first_row, hi = lo + parts[p].rows;
+    std::set<std::int64_t> halo;
+    for (std::int64_t i = lo; i < hi; ++i)
+      for (std::int64_t e = a.row_ptr[i]; e < a.row_ptr[i + 1]; ++e)
+        if (a.col_idx[e] < lo || a.col_idx[e] >= hi) halo.insert(a.col_idx[e]);
+    CHECK(l.parts[p].owned_offset == 0);
+    REQUIRE(l.parts[p].local_size == parts[p].rows + static_cast<std::int64_t>(halo.size()));
+    std::int64_t at = parts[p].rows;
+    for (const std::int64_t c : halo) CHECK(local[p][static_cast<std::size_t>(at++)] == static_cast<double>(c));
+    // And the part's SpMV on that local vector is the global rows' (the columns it reads).
+    std::vector<double> y(static_cast<std::size_t>(parts[p].rows)), want(static_cast<std::size_t>(a.rows));
+    parts[p].multiply(local[p].data(), y.data());
+    const std::vector<double> x = index_vector(a.rows);
+    a.multiply(x.data(), want.data());
+    CHECK(std::memcmp(y.data(), want.data() + lo, y.size() * sizeof(double)) == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a CSR's split layout: every halo entry is the column its rows read, filled by one transfer",
+          "[split_layout][partition]") {
+  for (int k : {1, 2, 3, 5}) {
+    check_csr_layout(relax::testing::scaled_poisson(9, 1.0), k, relax::Balance::rows);
+    check_csr_layout(relax::testing::dense_spd(30, 7), k, relax::Balance::nonzeros);
+  }
+  check_csr_layout(relax::testing::read_real_matrix(RELAX_TEST_DATA_DIR, "bcsstk01"), 4, relax::Balance::rows);
+  check_csr_layout(relax::testing::scaled_poisson(4, 0.0), 16, relax::Balance::rows);  // one row per part
+}
+
+TEST_CASE("a box's slab layout: one line of halo per neighbour, the neighbours' edge lines", "[split_layout]") {
+  for (const relax::Extents& e : {relax::Extents(7, 10), relax::Extents(1, 3), relax::Extents(4, 3, 5)}) {
+    const std::int64_t line = e.rank == 3 ? e.nx * e.ny : e.nx;
+    const std::int64_t lines = e.rank == 3 ? e.nz : e.ny;
+    for (int k = 1; k <= lines; ++k) {
+      INFO(e.to_text() << ", " << k << " slabs");
+      const relax::SplitLayout l = relax::slab_split_layout(e, k);
+      REQUIRE(static_cast<int>(l.parts.size()) == k);
+      CHECK(l.global_size() == line * lines);
+      CHECK(static_cast<int>(l.transfers.size()) == 2 * (k - 1));
+      const auto local = local_vectors(l, index_vector(line * lines));
+      for (int p = 0; p < k; ++p) {
+        const relax::PartLayout& part = l.parts[static_cast<std::size_t>(p)];
+        CHECK(part.owned % line == 0);
+        CHECK(part.owned_offset == (p > 0 ? line : 0));
+        CHECK(part.local_size == part.owned + (p > 0 ? line : 0) + (p + 1 < k ? line : 0));
+        // The local vector is the global one's lines from one below the slab to one above it.
+        const std::int64_t from = part.global_first - part.owned_offset;
+        for (std::int64_t i = 0; i < part.local_size; ++i)
+          CHECK(local[static_cast<std::size_t>(p)][static_cast<std::size_t>(i)] == static_cast<double>(from + i));
+      }
+    }
+  }
+  CHECK_THROWS_WITH(relax::slab_split_layout(relax::Extents(5, 3), 4), Catch::Contains("parts"));
+}
+
+TEST_CASE("split layouts that break an invariant are refused by name", "[split_layout][validation]") {
+  const relax::SplitLayout good = relax::slab_split_layout(relax::Extents(3, 4), 2);
+  REQUIRE_NOTHROW(good.validate());
+  relax::SplitLayout gap = good;
+  gap.parts[1].global_first += 1;
+  CHECK_THROWS_WITH(gap.validate(), Catch::Contains("consecutive"));
+  relax::SplitLayout twice = good;
+  twice.transfers.push_back(twice.transfers.front());
+  CHECK_THROWS_WITH(twice.validate(), Catch::Contains("no other transfer"));
+  relax::SplitLayout missing = good;
+  missing.transfers.pop_back();
+  CHECK_THROWS_WITH(missing.validate(), Catch::Contains("every halo entry"));
+  relax::SplitLayout outside = good;
+  outside.transfers[0].first = 100;
+  CHECK_THROWS_WITH(outside.validate(), Catch::Contains("owned entries"));
+  relax::SplitLayout self = good;
+  self.transfers[0].to = self.transfers[0].from;
+  CHECK_THROWS_WITH(self.validate(), Catch::Contains("two different parts"));
+  relax::SplitLayout none;
+  CHECK_THROWS_WITH(none.validate(), Catch::Contains("at least one part"));
+  // A CSR part whose receive list from one neighbour is not one run of its halo.
+  auto parts = relax::partition(relax::testing::scaled_poisson(5, 0.0), 3);
+  for (auto& p : parts)
+    for (auto& r : p.receives)
+      if (r.indices.size() > 1) std::swap(r.indices[0], r.indices[1]);
+  CHECK_THROWS_WITH(relax::csr_split_layout(parts), Catch::Contains("one run"));
+}
