@@ -9,9 +9,12 @@ files is taken from the last file that has it. Figures:
 
   mcg_ms_per_iter_<variant>_<who>_<operator>       ms per CG iteration at a fixed iteration count
   mcg_solve_ms_<variant>_<who>_<operator>           time to 1e-8, and mcg_solve_iterations_...
-  mcg_virtual2_overhead_pct_<operator>[_pipelined]  k = 2 parts on one GPU against k = 1, per
+  mcg_virtual2_overhead_pct_<operator>[_pipelined|_cpufree]
+                                                    k = 2 parts on one GPU against k = 1, per
                                                     iteration (the issue's figures: poisson4096,
                                                     and csr_1e6, the ecology2 stand-in)
+  mcg_cpufree_over_host_virtual2_<operator>         host-controlled standard CG's time per
+                                                    iteration over the CPU-free one's, k = 2
   mcg_host_k1_over_one_domain_pct_<operator>        MultiCG's one part against CG<..., Unfused>
 """
 import argparse
@@ -44,7 +47,7 @@ def load(paths):
 def figures(rows):
     f = {}
     for name, row in rows.items():
-        m = re.fullmatch(r"multi_cg_(iter|solve)/(standard|pipelined)/(one_domain|k:\d)/(.+)", name)
+        m = re.fullmatch(r"multi_cg_(iter|solve)/(standard|pipelined|cpufree)/(one_domain|k:\d)/(.+)", name)
         if not m:
             continue
         mode, variant, who, op = m.groups()
@@ -55,18 +58,23 @@ def figures(rows):
             f[f"mcg_solve_ms_{stem}"] = round(row["real_time"], 2)
             f[f"mcg_solve_iterations_{stem}"] = int(row["iterations"])
     for name, row in rows.items():
-        m = re.fullmatch(r"multi_cg_iter/(standard|pipelined)/k:2/(.+)", name)
+        m = re.fullmatch(r"multi_cg_iter/(standard|pipelined|cpufree)/k:2/(.+)", name)
         if not m:
             continue
         variant, op = m.groups()
         one = rows.get(f"multi_cg_iter/{variant}/k:1/{op}")
         if not one:
             continue
-        suffix = "" if variant == "standard" else "_pipelined"
+        suffix = "" if variant == "standard" else "_" + variant
         pct = round((row["ms_per_iter"] / one["ms_per_iter"] - 1) * 100, 2)
         f[f"mcg_virtual2_overhead_pct_{key_of(op)}{suffix}"] = pct
         if op == "csr_like/ecology2":  # about 10^6 rows: the issue's CSR figure
             f[f"mcg_virtual2_overhead_pct_csr_1e6{suffix}"] = pct
+    # CPU-free over host-controlled standard CG at k = 2 (the issue's bar: 1.3x on Poisson 4096^2).
+    for name, row in rows.items():
+        m = re.fullmatch(r"multi_cg_iter/cpufree/k:2/(.+)", name)
+        if m and (host := rows.get(f"multi_cg_iter/standard/k:2/{m.group(1)}")):
+            f[f"mcg_cpufree_over_host_virtual2_{key_of(m.group(1))}"] = round(host["ms_per_iter"] / row["ms_per_iter"], 3)
     for name, row in rows.items():
         m = re.fullmatch(r"multi_cg_iter/standard/k:1/(.+)", name)
         if m and (single := rows.get(f"multi_cg_iter/standard/one_domain/{m.group(1)}")):

@@ -1,4 +1,5 @@
-// CG on k sub-domains of one GPU (relax::MultiCG, host-controlled standard and pipelined CG):
+// CG on k sub-domains of one GPU (relax::MultiCG: host-controlled standard and pipelined CG, and
+// CPU-free standard CG, one persistent kernel for the parts of a device):
 // each part's operator against the global one bit for bit (its halo filled from the layout's
 // transfers on the host); one part against the single-domain CG<..., Unfused> bit for bit; k = 1,
 // 2, 3 on the Poisson operators (2D, 3D, rectangular boxes), generated SPD matrices and the real
@@ -173,6 +174,39 @@ TEST_CASE("one part is CG<..., Unfused> bit for bit", "[multi_cg]") {
   }
 }
 
+TEST_CASE("one part CPU-free is CG<..., Persistent> bit for bit (the same grid on a small problem)", "[multi_cg]") {
+  relax::CgOptions options;
+  options.rel_tol = 1e-10;
+  auto check = [&](const relax::CgReport& got, const relax::CgReport& want, const auto& x_got, const auto& x_want) {
+    CHECK(got.status == want.status);
+    CHECK(got.iterations == want.iterations);
+    CHECK(got.residual_norm == want.residual_norm);
+    CHECK(got.true_residual_norm == want.true_residual_norm);
+    CHECK(same_bits(x_got, x_want));
+  };
+  {
+    const relax::Csr<double> a = relax::testing::scaled_poisson(23, 1.0);
+    const std::vector<double> b = relax::testing::ones_rhs(a);
+    std::vector<double> x_single(b.size(), 0.0), x_split(b.size(), 0.0);
+    relax::CG<relax::CsrOperator<double>, relax::Persistent> single(relax::CsrOperator<double>(a), options);
+    const relax::CgReport want = single.solve(b, x_single);
+    relax::MultiCG<relax::CsrPartOperator<double>, relax::Persistent> split(relax::split_csr(a, {0}), options);
+    REQUIRE(split.persistent_blocks() == std::vector<int>{single.persistent_blocks()});
+    check(split.solve(b, x_split), want, x_split, x_single);
+  }
+  {
+    const relax::Extents e(45, 31);
+    const std::vector<double> b = wavy<double>(e.nx * e.ny);
+    std::vector<double> x_single(b.size(), 0.0), x_split(b.size(), 0.0);
+    relax::CG<relax::StencilOperator<relax::Poisson5<double>>, relax::Persistent> single(
+        relax::StencilOperator<relax::Poisson5<double>>(relax::Poisson5<double>{}, e), options);
+    const relax::CgReport want = single.solve(b, x_single);
+    relax::MultiCG<relax::StencilSlabOperator<relax::Poisson5<double>>, relax::Persistent> split(
+        relax::split_stencil(relax::Poisson5<double>{}, e, {0}), options);
+    check(split.solve(b, x_split), want, x_split, x_single);
+  }
+}
+
 TEST_CASE("CG on 1, 2 and 3 parts of one GPU converges on the Poisson operators and repeats bit for bit",
           "[multi_cg]") {
   relax::CgOptions options;
@@ -184,30 +218,26 @@ TEST_CASE("CG on 1, 2 and 3 parts of one GPU converges on the Poisson operators 
       const std::int64_t n = e.nx * e.ny * (e.rank == 3 ? e.nz : 1);
       const std::vector<double> b = wavy<double>(n);
       std::function<std::vector<double>(const std::vector<double>&)> multiply;
-      relax::CgReport standard, pipe;
-      if (e.rank == 2) {
-        const relax::StencilOperator<relax::Poisson5<double>> global(relax::Poisson5<double>{}, e);
+      relax::CgReport standard, pipe, cpu_free;
+      auto run = [&](auto stencil) {
+        using P = decltype(stencil);
+        const relax::StencilOperator<P> global(stencil, e);
         multiply = [&](const std::vector<double>& x) { return global_multiply(global, x); };
-        standard = solve_checked<relax::Unfused>(relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(k)), b,
-                                                 options, multiply);
-        pipe = solve_checked<relax::Pipelined>(relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(k)), b,
-                                               options, multiply);
-      } else {
-        const relax::StencilOperator<relax::Poisson7<double>> global(relax::Poisson7<double>{}, e);
-        multiply = [&](const std::vector<double>& x) { return global_multiply(global, x); };
-        standard = solve_checked<relax::Unfused>(relax::split_stencil(relax::Poisson7<double>{}, e, one_gpu(k)), b,
-                                                 options, multiply);
-        pipe = solve_checked<relax::Pipelined>(relax::split_stencil(relax::Poisson7<double>{}, e, one_gpu(k)), b,
-                                               options, multiply);
-      }
+        standard = solve_checked<relax::Unfused>(relax::split_stencil(stencil, e, one_gpu(k)), b, options, multiply);
+        pipe = solve_checked<relax::Pipelined>(relax::split_stencil(stencil, e, one_gpu(k)), b, options, multiply);
+        cpu_free = solve_checked<relax::Persistent>(relax::split_stencil(stencil, e, one_gpu(k)), b, options, multiply);
+      };
+      if (e.rank == 2) run(relax::Poisson5<double>{});
+      else run(relax::Poisson7<double>{});
       if (k == 1) {
         first_standard = standard.iterations;
         first_pipelined = pipe.iterations;
       }
       INFO("standard " << standard.iterations << " (k = 1: " << first_standard << "), pipelined " << pipe.iterations
-                       << " (k = 1: " << first_pipelined << ")");
+                       << " (k = 1: " << first_pipelined << "), CPU-free " << cpu_free.iterations);
       CHECK(std::abs(standard.iterations - first_standard) <= relax::testing::split_iteration_bound(first_standard));
       CHECK(std::abs(pipe.iterations - first_pipelined) <= relax::testing::split_iteration_bound(first_pipelined));
+      CHECK(std::abs(cpu_free.iterations - first_standard) <= relax::testing::split_iteration_bound(first_standard));
     }
   }
 }
@@ -234,13 +264,16 @@ TEST_CASE("CG on 1, 2 and 3 parts of one GPU on SPD matrices, generated and real
             solve_checked<relax::Unfused>(relax::split_csr(a, one_gpu(k), balance), b, options, multiply);
         const relax::CgReport pipe =
             solve_checked<relax::Pipelined>(relax::split_csr(a, one_gpu(k), balance), b, options, multiply);
+        const relax::CgReport cpu_free =
+            solve_checked<relax::Persistent>(relax::split_csr(a, one_gpu(k), balance), b, options, multiply);
         if (k == 1) first = standard.iterations;
         // The host model on the same parts: about the same iterations (its partials are serial sums).
         std::vector<double> x_host(b.size(), 0.0);
         const relax::CgReport host = relax::reference::cg_split(a, k, b, x_host, options, balance);
         INFO("standard " << standard.iterations << " (k = 1: " << first << ", host model " << host.iterations
-                         << "), pipelined " << pipe.iterations);
+                         << "), pipelined " << pipe.iterations << ", CPU-free " << cpu_free.iterations);
         CHECK(std::abs(standard.iterations - first) <= relax::testing::split_iteration_bound(first));
+        CHECK(std::abs(cpu_free.iterations - first) <= relax::testing::split_iteration_bound(first));
         CHECK(std::abs(standard.iterations - host.iterations) <= relax::testing::split_iteration_bound(host.iterations));
       }
     }
@@ -289,6 +322,27 @@ TEST_CASE("CG on several parts reports breakdown on an indefinite matrix and the
   const relax::CgReport r = pipe.solve(b2, x2);
   CHECK(r.status == relax::CgStatus::iteration_cap);
   CHECK(r.iterations == 3);
+  relax::MultiCG<relax::CsrPartOperator<double>, relax::Persistent> free_breakdown(relax::split_csr(a, {0, 0}));
+  std::fill(x.begin(), x.end(), 0.0);
+  CHECK(free_breakdown.solve(b, x).status == relax::CgStatus::breakdown);
+  relax::MultiCG<relax::CsrPartOperator<double>, relax::Persistent> free_capped(
+      relax::split_csr(relax::testing::scaled_poisson(20, 2.0), {0, 0, 0}), capped);
+  std::fill(x2.begin(), x2.end(), 0.0);
+  const relax::CgReport c = free_capped.solve(b2, x2);
+  CHECK(c.status == relax::CgStatus::iteration_cap);
+  CHECK(c.iterations == 3);
+}
+
+TEST_CASE("the CPU-free CG on several parts ends a barrier that cannot complete with an error naming it",
+          "[multi_cg]") {
+  relax::MultiCG<relax::StencilSlabOperator<relax::Poisson5<double>>, relax::Persistent> cg(
+      relax::split_stencil(relax::Poisson5<double>{}, relax::Extents(16, 16), one_gpu(2)));
+  cg.set_absent_blocks_for_testing(1);
+  std::vector<double> b(256, 1.0), x(256, 0.0);
+  CHECK_THROWS_WITH(cg.solve(b, x), Catch::Contains("split_cg_persistent") && Catch::Contains("did not complete"));
+  cg.set_absent_blocks_for_testing(0);  // and the solver is usable again
+  std::fill(x.begin(), x.end(), 0.0);
+  CHECK(cg.solve(b, x).converged());
 }
 
 TEST_CASE("CG on several parts, small boxes for the sanitizers", "[multi_cg][sanitize]") {
@@ -304,6 +358,8 @@ TEST_CASE("CG on several parts, small boxes for the sanitizers", "[multi_cg][san
     };
     solve_checked<relax::Unfused>(relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(k)), b, options, multiply);
     solve_checked<relax::Pipelined>(relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(k)), b, options, multiply);
+    solve_checked<relax::Persistent>(relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(k)), b, options,
+                                     multiply);
     const relax::Csr<double> a = relax::testing::scaled_poisson(8, 1.0);
     const relax::CsrOperator<double> csr(a);
     const std::vector<double> b2 = relax::testing::ones_rhs(a);
@@ -311,5 +367,6 @@ TEST_CASE("CG on several parts, small boxes for the sanitizers", "[multi_cg][san
       return global_multiply(csr, x);
     };
     solve_checked<relax::Pipelined>(relax::split_csr(a, one_gpu(k)), b2, options, m2);
+    solve_checked<relax::Persistent>(relax::split_csr(a, one_gpu(k)), b2, options, m2);
   }
 }

@@ -85,6 +85,11 @@ class CsrPartOperator {
     detail::csr_spmv(rows_, nnz_, row_ptr_.data(), col_.data(), val_.data(), x, y, stream);
   }
 
+  using rows_type = CsrRows<T>;
+  //! Its rows for device code: `row(i, load)` is (A v)_i for owned row i, v read through
+  //! `load(local column)` (the CPU-free CG's kernel).
+  rows_type rows() const { return {row_ptr_.data(), col_.data(), val_.data()}; }
+
  private:
   std::int64_t rows_ = 0, nnz_ = 0;
   DeviceBuffer<std::int64_t> row_ptr_;
@@ -92,11 +97,27 @@ class CsrPartOperator {
   DeviceBuffer<T> val_;
 };
 
+//! The rows of one slab for device code: `row(i, load)` is (A v) at the slab's owned unknown i,
+//! v read through `load(local index)`.
+template <class S>
+struct SlabRows {
+  using value_type = typename S::value_type;
+  StencilRows<S> global;
+  std::int64_t global_first = 0;  //!< global unknown of owned index 0
+  std::int64_t shift = 0;         //!< global unknown k is local index k − shift
+  template <class Load>
+  RELAX_HOST_DEVICE value_type row(std::int64_t i, const Load& load) const {
+    const std::int64_t s = shift;
+    return global.row(global_first + i, [&](std::int64_t k) { return load(k - s); });
+  }
+};
+
 //! One slab of a stencil's box: the lines [first, first + count) of its slowest axis.
 template <class S>
 class StencilSlabOperator {
  public:
   using value_type = typename S::value_type;
+  using rows_type = SlabRows<S>;
 
   //! The slab of `layout`'s part on `rows` (the stencil on the global box).
   StencilSlabOperator(const StencilRows<S>& rows, const PartLayout& part) : rows_(rows) {
@@ -116,6 +137,8 @@ class StencilSlabOperator {
     detail::slab_apply_kernel<<<grid, block, 0, stream>>>(rows_, first_, count_, x, shift_, y);
     RELAX_CUDA_CHECK_LAUNCH();
   }
+
+  rows_type rows() const { return {rows_, first_ * line_, shift_}; }
 
  private:
   StencilRows<S> rows_;

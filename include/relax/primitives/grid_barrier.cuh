@@ -54,10 +54,11 @@ struct GridBarrierState {
 inline constexpr int check_period = 16;
 
 //! Waits (thread-level) until `done()` holds; false if the wait outlived `timeout_ns` or another
-//! wait raised `*failed` first (then it raises it too).
-template <class Done>
+//! wait raised `*failed` first (then it raises it too). `Scope`: of the waiters that share the
+//! flag (the system's where they run on several devices).
+template <cuda::thread_scope Scope = cuda::thread_scope_device, class Done>
 __device__ __forceinline__ bool bounded_wait(Done done, int* failed, std::uint64_t timeout_ns) {
-  cuda::atomic_ref<int, cuda::thread_scope_device> flag(*failed);
+  cuda::atomic_ref<int, Scope> flag(*failed);
   const std::uint64_t start = global_ns();
   for (unsigned spin = 1;; ++spin) {
     if (done()) return true;
@@ -71,10 +72,17 @@ __device__ __forceinline__ bool bounded_wait(Done done, int* failed, std::uint64
   }
 }
 
-struct GridBarrier {
+//! `Scope` and `first_block` let several grids share one barrier (the CPU-free CG on k
+//! sub-domains: a kernel per device, all of their blocks): `blocks` counts every block of every
+//! grid, `first_block` is the index of this grid's block 0 among them (the block with index 0
+//! overall leads), and `Scope` covers them all (the system's for grids on several devices, the
+//! state then in memory they all reach).
+template <cuda::thread_scope Scope = cuda::thread_scope_device>
+struct BasicGridBarrier {
   GridBarrierState* state = nullptr;
   unsigned int blocks = 0;       //!< blocks that must arrive (the grid, unless a test says more)
   std::uint64_t timeout_ns = 0;  //!< the longest a block waits
+  unsigned int first_block = 0;  //!< this grid's block 0 among all blocks that share the barrier
 
   //! Called by every thread of every block. Returns true when all blocks arrived; false when the
   //! barrier failed (this wait or an earlier one timed out).
@@ -86,8 +94,8 @@ struct GridBarrier {
     __syncthreads();
     unsigned int seen = 0;
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-      const bool first = blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
-      cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_device);
+      const bool first = first_block == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
+      cuda::atomic_thread_fence(cuda::memory_order_release, Scope);
       seen = word().fetch_add(first ? top - (blocks - 1u) : 1u, cuda::memory_order_relaxed);
     }
     return seen;
@@ -99,9 +107,9 @@ struct GridBarrier {
     __shared__ int passed;
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
       const auto arrived = word();
-      passed = bounded_wait([&] { return ((seen ^ arrived.load(cuda::memory_order_relaxed)) & top) != 0; },
-                            &state->failed, timeout_ns);
-      cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+      passed = bounded_wait<Scope>([&] { return ((seen ^ arrived.load(cuda::memory_order_relaxed)) & top) != 0; },
+                                   &state->failed, timeout_ns);
+      cuda::atomic_thread_fence(cuda::memory_order_acquire, Scope);
     }
     __syncthreads();
     return passed != 0;
@@ -109,9 +117,12 @@ struct GridBarrier {
 
  private:
   static constexpr unsigned int top = 0x80000000u;
-  __device__ cuda::atomic_ref<unsigned int, cuda::thread_scope_device> word() const {
-    return cuda::atomic_ref<unsigned int, cuda::thread_scope_device>(state->arrived);
+  __device__ cuda::atomic_ref<unsigned int, Scope> word() const {
+    return cuda::atomic_ref<unsigned int, Scope>(state->arrived);
   }
 };
+
+//! The barrier of one grid on one device.
+using GridBarrier = BasicGridBarrier<>;
 
 }  // namespace relax::detail
