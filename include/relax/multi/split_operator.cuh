@@ -108,7 +108,7 @@ struct SlabRows {
   template <class Load>
   RELAX_HOST_DEVICE value_type row(std::int64_t i, const Load& load) const {
     const std::int64_t s = shift;
-    return global.row(global_first + i, [&](std::int64_t k) { return load(k - s); });
+    return global.row(global_first + i, [load, s](std::int64_t k) { return load(k - s); });
   }
 };
 
