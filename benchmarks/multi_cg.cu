@@ -125,7 +125,13 @@ void time_solves(benchmark::State& state, Solver& solver, std::int64_t n, bool f
     RELAX_CUDA_CHECK(cudaDeviceSynchronize());
     last = solver(db.data(), dx.data());
     state.SetIterationTime(last.time_ms / 1e3);
-    if (!fixed && !last.converged()) state.SkipWithError("did not converge to 1e-8");
+    if (!fixed && !last.converged()) {
+      state.SkipWithError(("did not converge to 1e-8: " + std::string(relax::to_string(last.status)) + " after " +
+                           std::to_string(last.iterations) + " iterations, true residual " +
+                           std::to_string(last.relative_true_residual()))
+                              .c_str());
+      break;
+    }
   }
   state.counters["iterations"] = static_cast<double>(last.iterations);
   state.counters["ms_per_iter"] = last.time_ms / static_cast<double>(std::max<std::int64_t>(1, last.iterations));
