@@ -135,3 +135,34 @@ TEST_CASE("split layouts that break an invariant are refused by name", "[split_l
       if (r.indices.size() > 1) std::swap(r.indices[0], r.indices[1]);
   CHECK_THROWS_WITH(relax::csr_split_layout(parts), Catch::Contains("one run"));
 }
+
+TEST_CASE("a kernel's blocks shared among the parts of a device: by size, each at least one, all used",
+          "[split_layout]") {
+  const auto check = [](const std::vector<std::int64_t>& sizes, std::int64_t blocks) {
+    INFO(sizes.size() << " parts, " << blocks << " blocks");
+    const std::vector<relax::BlockShare> s = relax::share_blocks(sizes, blocks);
+    REQUIRE(s.size() == sizes.size());
+    std::int64_t next = 0;
+    for (const relax::BlockShare& b : s) {
+      CHECK(b.first == next);
+      CHECK(b.count >= 1);
+      next += b.count;
+    }
+    CHECK(next == blocks);
+    return s;
+  };
+  CHECK(check({100}, 132).front().count == 132);
+  const auto even = check({500, 500}, 132);
+  CHECK(even[0].count == 66);
+  CHECK(even[1].count == 66);
+  const auto odd = check({334, 333, 333}, 528);  // by size, rounded down, the last takes the rest
+  CHECK(odd[0].count == 176);
+  CHECK(odd[1].count == 175);
+  CHECK(odd[2].count == 177);
+  const auto tiny = check({1, 1000000, 1}, 3);  // every part keeps one block
+  CHECK(tiny[1].count == 1);
+  check({0, 0}, 2);
+  check({7, 1, 1, 1, 1, 1, 1, 1}, 8);
+  CHECK_THROWS_WITH(relax::share_blocks({5, 5, 5}, 2), Catch::Contains("at least one per part"));
+  CHECK_THROWS_WITH(relax::share_blocks({}, 4), Catch::Contains("at least one part"));
+}

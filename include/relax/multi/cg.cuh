@@ -2,8 +2,9 @@
 //! \file
 //! `relax::MultiCG<Part, Variant>`: CG on k sub-domains (a `SplitOperator`: a CSR split by rows
 //! or a stencil's box split into slabs), part p on its own device, one process; several parts
-//! may share a GPU. Host-controlled, the CPU-controlled baselines of the CPU-free study: the host
-//! enqueues every operation on its device's stream (parts on one device share it), moves the
+//! may share a GPU. `Unfused` and `Pipelined` are host-controlled, the CPU-controlled baselines
+//! of the CPU-free study (`Persistent`, below, is the CPU-free solver): the host enqueues every
+//! operation on its device's stream (parts on one device share it), moves the
 //! halos (a gather kernel that writes the neighbour's halo on one device; staged entries and
 //! `cudaMemcpyPeerAsync` between devices, the `HostCopy` exchange of Jacobi, ordered by events)
 //! and takes every global reduction itself: the kernels write each part's partial sums into
@@ -16,12 +17,20 @@
 //!   switch to standard CG of `reference::cg_pipelined` (the same rules). Per iteration one
 //!   round trip: the partials of (r, r) and (w, r) go to the host while every part exchanges w
 //!   and computes m = A w, so the reduction overlaps the product.
+//! - `Persistent`: standard CG, CPU-free. The host forms r = p = b − A x and their halos, then
+//!   one cooperative kernel per device runs every iteration of the parts on it (its blocks split
+//!   among them by size), the senders storing r's halo entries straight into the readers' local
+//!   vectors, every block of every device's kernel meeting at one bounded barrier twice an
+//!   iteration and adding all blocks' partials in one order (`multi/cg_kernels.cuh`); the host
+//!   reads the outcome. Needs cooperative launch, at most 8 parts a device, and peer access
+//!   between the devices.
 //!
 //! Reductions are reproducible: each part's partial is `relax::dot`'s deterministic sum over its
 //! owned entries, and the host adds the partials in part order, so for a given k a solve repeats
 //! bit for bit and every part uses the same scalars; no floating-point atomics. With one part,
 //! `MultiCG<..., Unfused>` computes what `CG<CsrOperator<T>, Unfused>` (or the stencil's
-//! operator) computes, bit for bit, checking every iteration. With more parts the sums round
+//! operator) computes, bit for bit, checking every iteration, and `MultiCG<..., Persistent>`
+//! what `CG<..., Persistent>` computes on the same grid. With more parts the sums round
 //! differently, so iteration counts differ from k = 1 by a few.
 //!
 //! Stopping and reports are single-GPU CG's (`CgOptions`, `CgReport`): the criterion on the
@@ -680,27 +689,23 @@ class MultiCG {
       RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, lane->device));
       const std::int64_t cap = std::int64_t{per_sm} * sms;
       std::vector<PartState*> mine;
-      std::int64_t wanted = 0, size = 0;
+      std::int64_t wanted = 0;
       for (auto& part : parts_)
         if (part->lane == lane.get()) {
           mine.push_back(part.get());
           wanted += detail::tile_count(part->owned, std::int64_t{detail::dot_block} * tuning::cg_persistent_points_per_thread);
-          size += part->owned;
         }
       if (mine.size() > static_cast<std::size_t>(detail::split_cg_max_parts) || static_cast<std::int64_t>(mine.size()) > cap)
         throw invalid_argument("devices", std::to_string(mine.size()) + " parts on device " + std::to_string(lane->device),
                                "at most " + std::to_string(std::min<std::int64_t>(detail::split_cg_max_parts, cap)) +
                                    " parts per device for the CPU-free CG (relax::Persistent)");
       const std::int64_t blocks = std::clamp<std::int64_t>(wanted, std::min<std::int64_t>(sms, cap), cap);
-      std::int64_t given = 0;
+      std::vector<std::int64_t> sizes;
+      for (const PartState* part : mine) sizes.push_back(part->owned);
+      const std::vector<BlockShare> shares = share_blocks(sizes, blocks);
       for (std::size_t i = 0; i < mine.size(); ++i) {
-        const std::int64_t rest = static_cast<std::int64_t>(mine.size() - i - 1);
-        std::int64_t b = std::max<std::int64_t>(1, blocks * mine[i]->owned / std::max<std::int64_t>(size, 1));
-        b = std::min(b, blocks - given - rest);
-        if (i + 1 == mine.size()) b = blocks - given;
-        mine[i]->blocks = static_cast<unsigned>(b);
-        mine[i]->first_block = static_cast<unsigned>(given);
-        given += b;
+        mine[i]->first_block = static_cast<unsigned>(shares[i].first);
+        mine[i]->blocks = static_cast<unsigned>(shares[i].count);
       }
       lane->blocks = static_cast<unsigned>(blocks);
       lane->first_block = total;

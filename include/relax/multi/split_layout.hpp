@@ -26,6 +26,7 @@
 #include <relax/domain/grid.hpp>
 #include <relax/sparse/partition.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -157,6 +158,33 @@ inline SplitLayout slab_split_layout(const Extents& global, int parts) {
     if (s.has_next) out.transfers.push_back({s.index, s.index + 1, line, me.owned - line, {}, 0});
   }
   out.validate();
+  return out;
+}
+
+//! One part's blocks in its device's kernel: [first, first + count).
+struct BlockShare {
+  std::int64_t first = 0, count = 0;
+};
+
+//! `blocks` blocks of one kernel shared among parts of `sizes` unknowns, in part order: each
+//! part's share in proportion to its size (rounded down), at least one, the last part taking
+//! what is left; the same split for the same sizes, so the CPU-free CG's sums are reproducible.
+//! \throws relax::invalid_argument for fewer blocks than parts, or no parts.
+inline std::vector<BlockShare> share_blocks(const std::vector<std::int64_t>& sizes, std::int64_t blocks) {
+  detail::require(!sizes.empty(), "parts", 0, "at least one part");
+  detail::require(blocks >= static_cast<std::int64_t>(sizes.size()), "blocks", blocks,
+                  ("at least one per part (" + std::to_string(sizes.size()) + ")").c_str());
+  std::int64_t total = 0;
+  for (const std::int64_t n : sizes) total += n;
+  std::vector<BlockShare> out;
+  std::int64_t given = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const std::int64_t rest = static_cast<std::int64_t>(sizes.size() - i - 1);  // parts still to serve
+    std::int64_t b = std::max<std::int64_t>(1, blocks * sizes[i] / std::max<std::int64_t>(total, 1));
+    b = i + 1 == sizes.size() ? blocks - given : std::min(b, blocks - given - rest);
+    out.push_back({given, b});
+    given += b;
+  }
   return out;
 }
 
