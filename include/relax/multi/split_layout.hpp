@@ -119,9 +119,7 @@ SplitLayout csr_split_layout(const std::vector<CsrPart<T>>& parts) {
       detail::require(send.part >= 0 && send.part < static_cast<int>(parts.size()), "partition send list", send.part,
                       "a part of the split");
       const CsrPart<T>& reader = parts[static_cast<std::size_t>(send.part)];
-      const HaloList* receive = nullptr;
-      for (const HaloList& r : reader.receives)
-        if (r.part == sender.index) receive = &r;
+      const HaloList* receive = reader.receive_from(sender.index);
       detail::require(receive != nullptr && receive->indices.size() == send.indices.size(), "partition exchange lists",
                       send.part, "a receive list matching every send list");
       for (std::size_t e = 1; e < receive->indices.size(); ++e)

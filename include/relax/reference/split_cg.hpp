@@ -60,9 +60,7 @@ struct SplitMultiply {
     for (const CsrPart<T>& sender : ps)
       for (const HaloList& send : sender.sends) {
         const CsrPart<T>& reader = ps[static_cast<std::size_t>(send.part)];
-        const HaloList* receive = nullptr;
-        for (const HaloList& r : reader.receives)
-          if (r.part == sender.index) receive = &r;
+        const HaloList* receive = reader.receive_from(sender.index);
         relax::detail::require(receive != nullptr && receive->indices.size() == send.indices.size(),
                                "partition exchange lists", send.part, "a receive list matching every send list");
         for (std::size_t e = 0; e < send.indices.size(); ++e)

@@ -49,6 +49,12 @@ struct CsrPart {
   std::vector<HaloList> sends;      //!< per part that reads from it, ascending part
 
   std::int64_t columns() const { return rows + static_cast<std::int64_t>(halo.size()); }
+  //! Its receive list from part `sender` (null if it reads nothing of that part).
+  const HaloList* receive_from(int sender) const {
+    for (const HaloList& r : receives)
+      if (r.part == sender) return &r;
+    return nullptr;
+  }
   std::int64_t nnz() const { return static_cast<std::int64_t>(values.size()); }
   //! y = A_local x on the host, `x` the local vector (owned entries, then the halo); the same
   //! products in the same order as `Csr<T>::multiply`.
