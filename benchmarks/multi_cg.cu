@@ -1,13 +1,14 @@
 // CG on k sub-domains of one GPU (issue 16), float64: relax::MultiCG, host-controlled standard
-// (Unfused) and pipelined CG and CPU-free standard CG (Persistent), k = 1 and k = 2 parts,
-// against the single-domain CG<Operator, Variant> of the same variant (row "one_domain"; its
-// Unfused checks every iteration, as the host-controlled MultiCG does).
+// (Unfused) and pipelined CG and CPU-free standard (Persistent) and pipelined CG
+// (PersistentPipelined), k = 1 and k = 2 parts, against the single-domain CG<Operator, Variant>
+// of the same variant (row "one_domain"; its Unfused checks every iteration, as the
+// host-controlled MultiCG does; the CPU-free pipelined CG has no single-domain variant).
 //
 //   multi_cg_iter/<variant>/<who>/<operator>   ms per iteration at a fixed iteration count
 //                                              (rel_tol 1e-30: every solve runs to the cap)
 //   multi_cg_solve/<variant>/<who>/<operator>  time to ‖r‖ ≤ 1e-8 ‖b‖
 //
-// variant: standard | pipelined | cpufree; who: one_domain | k:1 | k:2; operator:
+// variant: standard | pipelined | cpufree | cpufree_pipelined; who: one_domain | k:1 | k:2; operator:
 //   poisson2d/N:4096      the 5-point Poisson operator on 4096² unknowns, matrix-free slabs
 //   poisson3d/N:256       the 7-point one on 256³
 //   csr_like/<name>       a generated SPD CSR with the rows and non-zeros per row of a SuiteSparse
@@ -30,6 +31,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -170,10 +172,14 @@ void multi_cg(benchmark::State& state) {
     time_solves(state, solve, cg.layout().global_size(), fixed);
   };
   auto single_solve = [&](auto op_value) {
-    const std::int64_t n = op_value.size();
-    relax::CG<decltype(op_value), Variant> cg(std::move(op_value), options);
-    auto solve = [&](const double* b, double* x) { return cg.solve(b, x, cg.stream()); };
-    time_solves(state, solve, n, fixed);
+    if constexpr (std::is_same_v<Variant, relax::PersistentPipelined>) {
+      state.SkipWithError("no single-domain CPU-free pipelined CG");
+    } else {
+      const std::int64_t n = op_value.size();
+      relax::CG<decltype(op_value), Variant> cg(std::move(op_value), options);
+      auto solve = [&](const double* b, double* x) { return cg.solve(b, x, cg.stream()); };
+      time_solves(state, solve, n, fixed);
+    }
   };
   if (op <= 1) {
     const relax::Extents e = op == 0 ? relax::Extents(side, side) : relax::Extents(side, side, side);
@@ -205,6 +211,7 @@ void register_rows(const char* variant) {
   for (const bool fixed : {true, false})
     for (const Op& op : ops)
       for (int parts : {0, 1, 2}) {
+        if (parts == 0 && std::is_same_v<Variant, relax::PersistentPipelined>) continue;  // no single-domain one
         const std::string who = parts == 0 ? "one_domain" : "k:" + std::to_string(parts);
         const std::string name =
             std::string(fixed ? "multi_cg_iter/" : "multi_cg_solve/") + variant + "/" + who + "/" + op.name;
@@ -220,6 +227,7 @@ const int registered = [] {
   register_rows<relax::Unfused>("standard");
   register_rows<relax::Pipelined>("pipelined");
   register_rows<relax::Persistent>("cpufree");
+  register_rows<relax::PersistentPipelined>("cpufree_pipelined");
   return 0;
 }();
 

@@ -1,5 +1,5 @@
 // CG on k sub-domains of one GPU (relax::MultiCG: host-controlled standard and pipelined CG, and
-// CPU-free standard CG, one persistent kernel for the parts of a device):
+// CPU-free standard and pipelined CG, one persistent kernel for the parts of a device):
 // each part's operator against the global one bit for bit (its halo filled from the layout's
 // transfers on the host); one part against the single-domain CG<..., Unfused> bit for bit; k = 1,
 // 2, 3 on the Poisson operators (2D, 3D, rectangular boxes), generated SPD matrices and the real
@@ -190,7 +190,7 @@ TEST_CASE("CG on 1, 2 and 3 parts of one GPU converges on the Poisson operators 
       const std::int64_t n = e.nx * e.ny * (e.rank == 3 ? e.nz : 1);
       const std::vector<double> b = wavy<double>(n);
       std::function<std::vector<double>(const std::vector<double>&)> multiply;
-      relax::CgReport standard, pipe, cpu_free;
+      relax::CgReport standard, pipe, cpu_free, cpu_free_pipe;
       auto run = [&](auto stencil) {
         using P = decltype(stencil);
         const relax::StencilOperator<P> global(stencil, e);
@@ -198,6 +198,8 @@ TEST_CASE("CG on 1, 2 and 3 parts of one GPU converges on the Poisson operators 
         standard = solve_checked<relax::Unfused>(relax::split_stencil(stencil, e, one_gpu(k)), b, options, multiply);
         pipe = solve_checked<relax::Pipelined>(relax::split_stencil(stencil, e, one_gpu(k)), b, options, multiply);
         cpu_free = solve_checked<relax::Persistent>(relax::split_stencil(stencil, e, one_gpu(k)), b, options, multiply);
+        cpu_free_pipe =
+            solve_checked<relax::PersistentPipelined>(relax::split_stencil(stencil, e, one_gpu(k)), b, options, multiply);
       };
       if (e.rank == 2) run(relax::Poisson5<double>{});
       else run(relax::Poisson7<double>{});
@@ -206,10 +208,13 @@ TEST_CASE("CG on 1, 2 and 3 parts of one GPU converges on the Poisson operators 
         first_pipelined = pipe.iterations;
       }
       INFO("standard " << standard.iterations << " (k = 1: " << first_standard << "), pipelined " << pipe.iterations
-                       << " (k = 1: " << first_pipelined << "), CPU-free " << cpu_free.iterations);
+                       << " (k = 1: " << first_pipelined << "), CPU-free " << cpu_free.iterations
+                       << ", CPU-free pipelined " << cpu_free_pipe.iterations);
       CHECK(std::abs(standard.iterations - first_standard) <= relax::testing::split_iteration_bound(first_standard));
       CHECK(std::abs(pipe.iterations - first_pipelined) <= relax::testing::split_iteration_bound(first_pipelined));
       CHECK(std::abs(cpu_free.iterations - first_standard) <= relax::testing::split_iteration_bound(first_standard));
+      CHECK(std::abs(cpu_free_pipe.iterations - first_pipelined) <= relax::testing::split_iteration_bound(first_pipelined));
+      CHECK(cpu_free_pipe.switched_at < 0);  // the Poisson problems need no switch to standard CG
     }
   }
 }
@@ -238,12 +243,16 @@ TEST_CASE("CG on 1, 2 and 3 parts of one GPU on SPD matrices, generated and real
             solve_checked<relax::Pipelined>(relax::split_csr(a, one_gpu(k), balance), b, options, multiply);
         const relax::CgReport cpu_free =
             solve_checked<relax::Persistent>(relax::split_csr(a, one_gpu(k), balance), b, options, multiply);
+        const relax::CgReport cpu_free_pipe =
+            solve_checked<relax::PersistentPipelined>(relax::split_csr(a, one_gpu(k), balance), b, options, multiply);
         if (k == 1) first = standard.iterations;
         // The host model on the same parts: about the same iterations (its partials are serial sums).
         std::vector<double> x_host(b.size(), 0.0);
         const relax::CgReport host = relax::reference::cg_split(a, k, b, x_host, options, balance);
         INFO("standard " << standard.iterations << " (k = 1: " << first << ", host model " << host.iterations
-                         << "), pipelined " << pipe.iterations << ", CPU-free " << cpu_free.iterations);
+                         << "), pipelined " << pipe.iterations << ", CPU-free " << cpu_free.iterations
+                         << ", CPU-free pipelined " << cpu_free_pipe.iterations << " (switched at "
+                         << cpu_free_pipe.switched_at << ")");
         CHECK(std::abs(standard.iterations - first) <= relax::testing::split_iteration_bound(first));
         CHECK(std::abs(cpu_free.iterations - first) <= relax::testing::split_iteration_bound(first));
         CHECK(std::abs(standard.iterations - host.iterations) <= relax::testing::split_iteration_bound(host.iterations));
@@ -303,6 +312,16 @@ TEST_CASE("CG on several parts reports breakdown on an indefinite matrix and the
   const relax::CgReport c = free_capped.solve(b2, x2);
   CHECK(c.status == relax::CgStatus::iteration_cap);
   CHECK(c.iterations == 3);
+  // CPU-free pipelined: η ≤ 0 at once, then pᵀAp < 0 on the direction: a breakdown; the cap.
+  relax::MultiCG<relax::CsrPartOperator<double>, relax::PersistentPipelined> pipe_breakdown(relax::split_csr(a, {0, 0}));
+  std::fill(x.begin(), x.end(), 0.0);
+  CHECK(pipe_breakdown.solve(b, x).status == relax::CgStatus::breakdown);
+  relax::MultiCG<relax::CsrPartOperator<double>, relax::PersistentPipelined> pipe_capped(
+      relax::split_csr(relax::testing::scaled_poisson(20, 2.0), {0, 0, 0}), capped);
+  std::fill(x2.begin(), x2.end(), 0.0);
+  const relax::CgReport pc = pipe_capped.solve(b2, x2);
+  CHECK(pc.status == relax::CgStatus::iteration_cap);
+  CHECK(pc.iterations == 3);
 }
 
 TEST_CASE("the CPU-free CG on several parts ends a barrier that cannot complete with an error naming it",
@@ -315,6 +334,14 @@ TEST_CASE("the CPU-free CG on several parts ends a barrier that cannot complete 
   cg.set_absent_blocks_for_testing(0);  // and the solver is usable again
   std::fill(x.begin(), x.end(), 0.0);
   CHECK(cg.solve(b, x).converged());
+  relax::MultiCG<relax::StencilSlabOperator<relax::Poisson5<double>>, relax::PersistentPipelined> pipe(
+      relax::split_stencil(relax::Poisson5<double>{}, relax::Extents(16, 16), one_gpu(2)));
+  pipe.set_absent_blocks_for_testing(1);
+  std::fill(x.begin(), x.end(), 0.0);
+  CHECK_THROWS_WITH(pipe.solve(b, x), Catch::Contains("split_cg_pipelined") && Catch::Contains("did not complete"));
+  pipe.set_absent_blocks_for_testing(0);
+  std::fill(x.begin(), x.end(), 0.0);
+  CHECK(pipe.solve(b, x).converged());
 }
 
 TEST_CASE("CG on several parts, small boxes for the sanitizers", "[multi_cg][sanitize]") {
@@ -332,6 +359,8 @@ TEST_CASE("CG on several parts, small boxes for the sanitizers", "[multi_cg][san
     solve_checked<relax::Pipelined>(relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(k)), b, options, multiply);
     solve_checked<relax::Persistent>(relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(k)), b, options,
                                      multiply);
+    solve_checked<relax::PersistentPipelined>(relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(k)), b,
+                                              options, multiply);
     const relax::Csr<double> a = relax::testing::scaled_poisson(8, 1.0);
     const relax::CsrOperator<double> csr(a);
     const std::vector<double> b2 = relax::testing::ones_rhs(a);
@@ -340,5 +369,6 @@ TEST_CASE("CG on several parts, small boxes for the sanitizers", "[multi_cg][san
     };
     solve_checked<relax::Pipelined>(relax::split_csr(a, one_gpu(k)), b2, options, m2);
     solve_checked<relax::Persistent>(relax::split_csr(a, one_gpu(k)), b2, options, m2);
+    solve_checked<relax::PersistentPipelined>(relax::split_csr(a, one_gpu(k)), b2, options, m2);
   }
 }

@@ -46,6 +46,7 @@
 #include <relax/core/error.hpp>
 #include <relax/core/stream.hpp>
 #include <relax/multi/cg_kernels.cuh>
+#include <relax/multi/comm.hpp>
 #include <relax/multi/split_operator.cuh>
 #include <relax/primitives/cg_updates.cuh>
 #include <relax/primitives/dot.cuh>
@@ -167,16 +168,54 @@ __global__ void split_direction(std::int64_t n, bool first, T be, const T* __res
     t[k] = first ? r[k] : r[k] + be * p[k];
 }
 
+//! Σ over the parts, in part order, of each of a part's four sums: `gathered` holds every
+//! rank's parts' sums (4 each), `order[p]` is part p's entry among them. One block of 4 threads.
+__global__ inline void split_add_parts(const double* __restrict__ gathered, const int* __restrict__ order, int parts,
+                                       double* __restrict__ totals) {
+  if (threadIdx.x >= 4) return;
+  double sum = 0.0;
+  for (int p = 0; p < parts; ++p) sum += gathered[4 * order[p] + static_cast<int>(threadIdx.x)];
+  totals[threadIdx.x] = sum;
+}
+
+//! How `MultiCG`'s host-controlled variants with Comm policy `Comm` move halos between devices
+//! and add the parts' sums. This primary template is `HostCopy`'s (and the CPU-free variants'
+//! `PeerStore`): nothing to hold, `MultiCG` copies with `cudaMemcpyPeerAsync` and adds the sums
+//! on the host. A collective Comm (`Nccl`, `multi/cg_nccl.cuh`) specialises it with one rank per
+//! device and `is_split_collective`.
+template <class Comm>
+struct SplitTransport {
+  SplitTransport(const std::vector<int>&, const Comm&) {}
+};
+template <class Comm>
+struct is_split_collective : std::false_type {};
+
 }  // namespace detail
 
-template <class Part, class Variant = Unfused>
+//! `MultiCG`'s CPU-free pipelined CG: one cooperative kernel per device, one grid barrier an
+//! iteration (`detail::split_cg_pipelined`).
+struct PersistentPipelined {};
+
+namespace detail {
+template <class Variant>
+using split_default_comm = std::conditional_t<std::is_same_v<Variant, Persistent> || std::is_same_v<Variant, PersistentPipelined>,
+                                              PeerStore, HostCopy>;
+}  // namespace detail
+
+template <class Part, class Variant = Unfused, class Comm = detail::split_default_comm<Variant>>
 class MultiCG {
   static_assert(std::is_same_v<Variant, Unfused> || std::is_same_v<Variant, Pipelined> ||
-                    std::is_same_v<Variant, Persistent>,
+                    std::is_same_v<Variant, Persistent> || std::is_same_v<Variant, PersistentPipelined>,
                 "relax::MultiCG<Part, Variant>: the variants are relax::Unfused (standard CG) and relax::Pipelined, "
-                "host-controlled, and relax::Persistent (standard CG, CPU-free)");
-  static constexpr bool pipelined = std::is_same_v<Variant, Pipelined>;
-  static constexpr bool persistent = std::is_same_v<Variant, Persistent>;
+                "host-controlled, and relax::Persistent (standard CG) and relax::PersistentPipelined, CPU-free");
+  static constexpr bool host_pipelined = std::is_same_v<Variant, Pipelined>;
+  static constexpr bool cpu_free_pipelined = std::is_same_v<Variant, PersistentPipelined>;
+  static constexpr bool pipelined = host_pipelined || cpu_free_pipelined;  // pipelined CG's recurrences
+  static constexpr bool persistent = std::is_same_v<Variant, Persistent> || cpu_free_pipelined;  // CPU-free
+  static constexpr bool collective = detail::is_split_collective<Comm>::value;  // Nccl
+  static_assert(persistent ? std::is_same_v<Comm, PeerStore> : (std::is_same_v<Comm, HostCopy> || collective),
+                "relax::MultiCG<Part, Variant, Comm>: the host-controlled variants take relax::HostCopy or relax::Nccl "
+                "(include relax/multi/cg_nccl.cuh), the CPU-free ones relax::PeerStore");
 
  public:
   using value_type = typename Part::value_type;
@@ -184,7 +223,10 @@ class MultiCG {
 
   //! A solver on `op`'s parts; every part's vectors are allocated on its device.
   //! \throws relax::invalid_argument for bad options; relax::unavailable_error without a GPU.
-  MultiCG(SplitOperator<Part> op, CgOptions options = {}) : op_(std::move(op)), options_((options.validate(), options)) {
+  //! With `Nccl`, one communicator of one rank per device of `op` (parts on one device share its rank).
+  //! \throws relax::invalid_argument for bad options; relax::unavailable_error without a GPU.
+  MultiCG(SplitOperator<Part> op, CgOptions options = {}, Comm comm = {})
+      : op_(std::move(op)), options_((options.validate(), options)) {
     if (device_count() == 0)
       throw unavailable_error("relax::MultiCG needs a CUDA device and none is present; use relax::reference::cg_split");
     op_.layout.validate();
@@ -203,6 +245,13 @@ class MultiCG {
       }
       parts_.push_back(std::make_unique<PartState>(op_, p, lane));
     }
+    std::vector<int> lane_devices;
+    for (std::size_t i = 0; i < lanes_.size(); ++i) {
+      lanes_[i]->rank = static_cast<int>(i);
+      lane_devices.push_back(lanes_[i]->device);
+    }
+    transport_ = std::make_unique<detail::SplitTransport<Comm>>(lane_devices, comm);
+    if constexpr (collective) prepare_collective_sums();
     // Each sender's indexed transfers: their indices one after another, packed into staging.
     std::vector<std::vector<std::int64_t>> indices(parts_.size());
     for (const HaloTransfer& h : op_.layout.transfers) {
@@ -216,8 +265,18 @@ class MultiCG {
       }
       links_.push_back(l);
     }
-    for (std::size_t p = 0; p < parts_.size(); ++p) parts_[p]->set_indices(indices[p], staged(p));
+    indices_ = std::move(indices);
+    for (std::size_t p = 0; p < parts_.size(); ++p) parts_[p]->set_indices(indices_[p], staged(p));
     if constexpr (persistent) prepare_persistent();
+  }
+
+  //! Test hook (Nccl): every transfer, also between parts of one device, goes through NCCL's
+  //! send and receive (to its own rank there), so one GPU exercises them.
+  void route_every_transfer_through_comm_for_testing() {
+    static_assert(collective, "a collective Comm (relax::Nccl)");
+    for (Link& l : links_) l.across = true;
+    across_devices_ = !links_.empty();
+    for (std::size_t p = 0; p < parts_.size(); ++p) parts_[p]->set_indices(indices_[p], staged(p));
   }
 
   //! The CPU-free variant's blocks on each device (in the order devices first appear among the
@@ -288,20 +347,27 @@ class MultiCG {
 
  private:
   // The local vectors of a part (A is applied to x, r, p, w, s and t; q, m and z are products).
-  enum Vec { vx, vr, vp, vq, vw, vm, vz, vs, vt, vec_count };
-  static constexpr int vectors = pipelined || persistent ? vec_count : vq + 1;
+  // PersistentPipelined: w and z alternate between vw, vw2 and vz, vz2 within a launch.
+  enum Vec { vx, vr, vp, vq, vw, vm, vz, vs, vt, vw2, vz2, vec_count };
+  static constexpr int vectors = cpu_free_pipelined ? vec_count : pipelined || persistent ? vt + 1 : vq + 1;
 
   // A device's stream and events, shared by the parts on that device.
   struct Lane {
     int device;
     Stream stream;
     Event done, sent, applied;
-    // Persistent: this device's kernel (its blocks, the first of them overall), its copies of
-    // the partials and of the state, its outgoing transfers of r.
+    // CPU-free: this device's kernel (its blocks, the first of them overall), its copy of the
+    // partials and of the state, its outgoing transfers of r (standard CG) and of w (pipelined).
     unsigned blocks = 0, first_block = 0;
-    DeviceBuffer<double> pq_board, rr_board;
+    DeviceBuffer<double> board;
     DeviceBuffer<detail::CgDeviceState> state;
-    DeviceBuffer<detail::SplitCgLink<T>> links;
+    DeviceBuffer<detail::SplitPipelinedState> pipelined_state;
+    DeviceBuffer<detail::SplitCgLink<T>> links, pipelined_links;
+    int rank = 0;  // its index among the devices (its rank with a collective Comm)
+    // Collective Comm: its parts' sums (4 a part, `sum_slots` parts), every rank's after the
+    // all-gather, the order of the parts among those, and the totals in part order.
+    DeviceBuffer<double> local_sums, gathered_sums, totals;
+    DeviceBuffer<int> part_order;
     explicit Lane(int d) : device(d) {}
   };
 
@@ -311,7 +377,8 @@ class MultiCG {
     Lane* lane = nullptr;
     const T* rhs = nullptr;  // b of this solve: `b` below, or the caller's device array
     std::int64_t owned = 0, owned_offset = 0, local_size = 0, global_first = 0;
-    unsigned first_block = 0, blocks = 0, links_begin = 0, links_end = 0;  // Persistent: in its device's kernel
+    unsigned first_block = 0, blocks = 0;  // CPU-free: in its device's kernel
+    unsigned links_begin = 0, links_end = 0;  // its transfers in its device's list (the same in both lists)
     const Part* op = nullptr;
     std::unique_ptr<detail::DeviceScope> scope;  // current while the members are made
     std::vector<DeviceBuffer<T>> v;
@@ -323,7 +390,10 @@ class MultiCG {
     DeviceBuffer<unsigned> arrivals;
     // The part's sums of a reduction, written by the kernels straight into pinned host memory
     // (mapped under unified addressing): no copy to issue, the host reads them after an event.
+    // With a collective Comm the kernels write them on the device (`out`) for the all-gather.
     PinnedBuffer<double> sums;
+    double* out = nullptr;  // where the kernels write the part's 4 sums
+    int slot = 0;           // its place among its device's parts
 
     PartState(const SplitOperator<Part>& s, std::size_t p, Lane* l)
         : index(p),
@@ -337,7 +407,8 @@ class MultiCG {
           scope(std::make_unique<detail::DeviceScope>(device)),
           partials(2 * detail::dot_blocks),
           arrivals(1),
-          sums(4) {
+          sums(4),
+          out(sums.data()) {
       for (int i = 0; i < vectors; ++i) {
         v.emplace_back(static_cast<std::size_t>(local_size));
         RELAX_CUDA_CHECK(cudaMemsetAsync(v.back().data(), 0, v.back().bytes(), lane->stream.get()));
@@ -350,8 +421,8 @@ class MultiCG {
     void set_indices(const std::vector<std::int64_t>& list, std::size_t staged) {
       if (list.empty()) return;
       const detail::DeviceScope on(device);
-      indices = DeviceBuffer<std::int64_t>(list.size());
-      if (staged > 0) staging = DeviceBuffer<T>(list.size());
+      if (indices.size() != list.size()) indices = DeviceBuffer<std::int64_t>(list.size());
+      if (staged > 0 && staging.size() != list.size()) staging = DeviceBuffer<T>(list.size());
       RELAX_CUDA_CHECK(cudaMemcpy(indices.data(), list.data(), indices.bytes(), cudaMemcpyHostToDevice));
       RELAX_CUDA_CHECK(cudaDeviceSynchronize());
     }
@@ -359,7 +430,7 @@ class MultiCG {
     T* owned_of(Vec which) { return v[static_cast<std::size_t>(which)].data() + owned_offset; }
     //! sums[slot] = (a, b) over the owned entries.
     void dot(const T* a, const T* bv, int slot) {
-      relax::dot(owned, a, bv, sums.data() + slot, dots, lane->stream.get());
+      relax::dot(owned, a, bv, out + slot, dots, lane->stream.get());
     }
   };
 
@@ -375,8 +446,7 @@ class MultiCG {
           if constexpr (pipelined) {
             if (r.restarts == 0 && r.switched_at < 0) return run_pipelined(left, r);
           }
-          if constexpr (persistent) return run_persistent(left, r);
-          else return run_standard(left, r);
+          return run_standard_variant(left, r);
         },
         [&] { return true_residual_norm(); });
     each(store_x);
@@ -408,31 +478,78 @@ class MultiCG {
     return collect(count, extra);
   }
 
-  // `reduce` without waiting: the host collects later, while the parts go on.
+  // `reduce` without waiting: the host collects later, while the parts go on. With a collective
+  // Comm every device all-gathers every part's sums and adds them in part order itself (so each
+  // holds the same totals); the host copies the first device's.
   template <class Launch>
   void reduce_async(Launch&& launch) {
     each(launch);
+    if constexpr (collective) {
+      transport_->group([&] {
+        for (auto& lane : lanes_)
+          transport_->all_gather(lane->local_sums.data(), lane->gathered_sums.data(), std::size_t{4} * sum_slots_,
+                                 lane->rank, lane->stream.get());
+      });
+      for (auto& lane : lanes_) {
+        const detail::DeviceScope on(lane->device);
+        detail::split_add_parts<<<1, 32, 0, lane->stream.get()>>>(lane->gathered_sums.data(), lane->part_order.data(),
+                                                                  size(), lane->totals.data());
+        RELAX_CUDA_CHECK_LAUNCH();
+      }
+      Lane& home = *lanes_.front();
+      const detail::DeviceScope on(home.device);
+      RELAX_CUDA_CHECK(cudaMemcpyAsync(host_totals_.data(), home.totals.data(), 4 * sizeof(double),
+                                       cudaMemcpyDeviceToHost, home.stream.get()));
+    }
     for (auto& lane : lanes_) {
       const detail::DeviceScope on(lane->device);
       lane->done.record(lane->stream.get());
     }
   }
 
-  // Waits for every part's sums (queued by `reduce_async`) and adds them in part order.
+  // Waits for every part's sums (queued by `reduce_async`) and adds them in part order (with a
+  // collective Comm: reads the totals the devices added in that order).
   double collect(int count, double* extra) {
     for (auto& lane : lanes_) lane->done.synchronize();
     double totals[4] = {0.0, 0.0, 0.0, 0.0};
-    for (auto& part : parts_)
-      for (int i = 0; i < count; ++i) totals[i] += part->sums.data()[i];
+    if constexpr (collective) {
+      std::copy_n(host_totals_.data(), 4, totals);
+    } else {
+      for (auto& part : parts_)
+        for (int i = 0; i < count; ++i) totals[i] += part->sums.data()[i];
+    }
     for (int i = 1; i < count; ++i) extra[i - 1] = totals[i];
     return totals[0];
+  }
+
+  // Collective Comm: each device's buffers of the parts' sums, `sum_slots_` parts a device (the
+  // most any holds), and where part p's sums land after the all-gather.
+  void prepare_collective_sums() {
+    std::vector<int> held(lanes_.size(), 0), order;
+    for (auto& part : parts_) {
+      part->slot = held[static_cast<std::size_t>(part->lane->rank)]++;
+      sum_slots_ = std::max(sum_slots_, part->slot + 1);
+    }
+    for (auto& part : parts_) order.push_back(part->lane->rank * sum_slots_ + part->slot);
+    for (auto& lane : lanes_) {
+      const detail::DeviceScope on(lane->device);
+      lane->local_sums = DeviceBuffer<double>(std::size_t{4} * sum_slots_);
+      lane->gathered_sums = DeviceBuffer<double>(std::size_t{4} * sum_slots_ * lanes_.size());
+      lane->totals = DeviceBuffer<double>(4);
+      lane->part_order = DeviceBuffer<int>(order.size());
+      RELAX_CUDA_CHECK(cudaMemset(lane->local_sums.data(), 0, lane->local_sums.bytes()));
+      RELAX_CUDA_CHECK(cudaMemcpy(lane->part_order.data(), order.data(), lane->part_order.bytes(), cudaMemcpyHostToDevice));
+    }
+    for (auto& part : parts_) part->out = part->lane->local_sums.data() + 4 * part->slot;
   }
 
   // Every part's halo of vector `which` from its neighbours. On one device the sender's stream
   // is the reader's: a gather kernel writes indexed entries straight into the reader's halo, a
   // run is one copy. Between devices the sender waits until the reader is done with its
   // previous product (which read the halo), stages indexed entries, copies them with
-  // `cudaMemcpyPeerAsync`, and the reader's stream waits for the sender's.
+  // `cudaMemcpyPeerAsync`, and the reader's stream waits for the sender's. With a collective
+  // Comm the staged entries go in one group of sends and receives instead, each on its own
+  // device's stream (the receive follows the reader's product, the next staging the send).
   void exchange(Vec which) {
     for (const Link& l : links_) {
       PartState& from = *parts_[static_cast<std::size_t>(l.from)];
@@ -440,6 +557,14 @@ class MultiCG {
       const detail::DeviceScope on(from.device);
       const cudaStream_t stream = from.lane->stream.get();
       T* dst = to.v[static_cast<std::size_t>(which)].data() + l.receive_offset;
+      if (collective && l.across) {
+        if (l.packed_at >= 0) {
+          detail::gather_kernel<<<detail::vector_blocks(l.count), 256, 0, stream>>>(
+              l.count, from.indices.data() + l.packed_at, from.owned_of(which), from.staging.data() + l.packed_at);
+          RELAX_CUDA_CHECK_LAUNCH();
+        }
+        continue;
+      }
       if (l.across) RELAX_CUDA_CHECK(cudaStreamWaitEvent(stream, to.lane->applied.get(), 0));
       if (l.packed_at >= 0) {
         T* packed = l.across ? from.staging.data() + l.packed_at : dst;
@@ -455,16 +580,30 @@ class MultiCG {
       }
     }
     if (!across_devices_) return;
-    for (auto& lane : lanes_) {
-      const detail::DeviceScope on(lane->device);
-      lane->sent.record(lane->stream.get());
-    }
-    for (const Link& l : links_) {
-      if (!l.across) continue;
-      PartState& to = *parts_[static_cast<std::size_t>(l.to)];
-      const detail::DeviceScope on(to.device);
-      RELAX_CUDA_CHECK(
-          cudaStreamWaitEvent(to.lane->stream.get(), parts_[static_cast<std::size_t>(l.from)]->lane->sent.get(), 0));
+    if constexpr (collective) {
+      transport_->group([&] {
+        for (const Link& l : links_) {
+          if (!l.across) continue;
+          PartState& from = *parts_[static_cast<std::size_t>(l.from)];
+          PartState& to = *parts_[static_cast<std::size_t>(l.to)];
+          const T* src = l.packed_at >= 0 ? from.staging.data() + l.packed_at : from.owned_of(which) + l.first;
+          transport_->send(src, l.count, from.lane->rank, to.lane->rank, from.lane->stream.get());
+          transport_->receive(to.v[static_cast<std::size_t>(which)].data() + l.receive_offset, l.count, to.lane->rank,
+                              from.lane->rank, to.lane->stream.get());
+        }
+      });
+    } else {
+      for (auto& lane : lanes_) {
+        const detail::DeviceScope on(lane->device);
+        lane->sent.record(lane->stream.get());
+      }
+      for (const Link& l : links_) {
+        if (!l.across) continue;
+        PartState& to = *parts_[static_cast<std::size_t>(l.to)];
+        const detail::DeviceScope on(to.device);
+        RELAX_CUDA_CHECK(
+            cudaStreamWaitEvent(to.lane->stream.get(), parts_[static_cast<std::size_t>(l.from)]->lane->sent.get(), 0));
+      }
     }
   }
 
@@ -475,7 +614,7 @@ class MultiCG {
       const detail::DeviceScope on(part->device);
       part->op->apply(part->v[static_cast<std::size_t>(in)].data(), part->owned_of(out), part->lane->stream.get());
     }
-    if (!across_devices_) return;
+    if (!across_devices_ || collective) return;
     for (auto& lane : lanes_) {
       const detail::DeviceScope on(lane->device);
       lane->applied.record(lane->stream.get());
@@ -532,7 +671,7 @@ class MultiCG {
       const double rr_next = reduce([&](PartState& p) {
         detail::split_cg_step<<<detail::dot_blocks, detail::dot_block, 0, p.lane->stream.get()>>>(
             p.owned, step, minus_step, p.owned_of(vp), p.owned_of(vq), p.owned_of(vx), p.owned_of(vr),
-            p.dots.partials(), p.dots.arrivals(), p.sums.data());
+            p.dots.partials(), p.dots.arrivals(), p.out);
         RELAX_CUDA_CHECK_LAUNCH();
       });
       ++report.iterations;
@@ -562,7 +701,7 @@ class MultiCG {
         [](PartState& p) {
           detail::split_residual_gap<<<detail::dot_blocks, detail::dot_block, 0, p.lane->stream.get()>>>(
               p.owned, p.rhs, p.owned_of(vq), p.owned_of(vt), p.owned_of(vr), p.partials.data(),
-              p.arrivals.data(), p.sums.data());
+              p.arrivals.data(), p.out);
           RELAX_CUDA_CHECK_LAUNCH();
           p.dot(p.owned_of(vr), p.owned_of(vr), 1);
           p.dot(p.owned_of(vw), p.owned_of(vw), 2);
@@ -585,8 +724,17 @@ class MultiCG {
     return false;
   }
 
-  // One run of pipelined CG from x: `reference::detail::cg_pipelined_run`'s rules, the
-  // reduction of (r, r) and (w, r) on its way to the host while m = A w is computed.
+  // Standard CG of this variant: the CPU-free kernel for the CPU-free variants (also their
+  // restarts and the pipelined switch), host-controlled otherwise.
+  CgStatus run_standard_variant(const StopCriterion& stop, CgReport& report) {
+    if constexpr (persistent) return run_persistent(stop, report);
+    else return run_standard(stop, report);
+  }
+
+  // One run of pipelined CG from x: `reference::detail::cg_pipelined_run`'s rules. Pipelined:
+  // the host's loop, the reduction of (r, r) and (w, r) on its way to the host while m = A w is
+  // computed. PersistentPipelined: the same loop in one kernel per device from one checkpoint to
+  // the next (`detail::split_cg_pipelined`); the host takes the checkpoints and the switch.
   CgStatus run_pipelined(const StopCriterion& stop, CgReport& report) {
     const std::int64_t replace =
         options_.replace_interval > 0 ? options_.replace_interval : (sizeof(T) >= 8 ? 50 : 10);
@@ -595,7 +743,22 @@ class MultiCG {
       report.switched_at = report.iterations;
       StopCriterion rest = stop;
       rest.max_count = stop.max_count - it;
-      return run_standard(rest, report);
+      return run_standard_variant(rest, report);
+    };
+    // η ≤ 0 at iteration `it`: pᵀAp computed directly on the direction r + β p decides between
+    // a breakdown and standard CG from here.
+    auto eta_not_positive = [&](std::int64_t it, double beta) {
+      const bool first = it == 0;
+      each([&](PartState& p) {
+        detail::split_direction<<<blocks(p), 256, 0, p.lane->stream.get()>>>(p.owned, first, static_cast<T>(beta),
+                                                                       p.owned_of(vr), p.owned_of(vp), p.owned_of(vt));
+        RELAX_CUDA_CHECK_LAUNCH();
+      });
+      apply(vt, vq);
+      const double pq = reduce([](PartState& p) { p.dot(p.owned_of(vt), p.owned_of(vq), 0); });
+      if (!std::isfinite(pq)) return CgStatus::non_finite;
+      if (pq <= 0.0) return CgStatus::breakdown;
+      return switch_to_standard(it);
     };
     residual(vr, false);
     apply(vr, vw);
@@ -607,84 +770,130 @@ class MultiCG {
         if (checkpoint(it - exact_at, replacing, norm_a, report.rhs_norm)) return switch_to_standard(it);
         if (replacing) exact_at = it;
       }
-      reduce_async([](PartState& p) {
-        detail::split_dot2<<<detail::dot_blocks, detail::dot_block, 0, p.lane->stream.get()>>>(
-            p.owned, p.owned_of(vr), p.owned_of(vw), p.partials.data(), p.arrivals.data(), p.sums.data());
-        RELAX_CUDA_CHECK_LAUNCH();
-      });
-      apply(vw, vm);  // overlaps the reduction's trip to the host
-      double delta = 0.0;
-      const double gamma = collect(2, &delta);
-      replacing = replacing && std::sqrt(gamma) > replace_below;
-      if (!std::isfinite(gamma) || !std::isfinite(delta)) return CgStatus::non_finite;
-      report.residual_norm = std::sqrt(gamma);
-      if (options_.record_history && it > 0 && it % options_.check_interval == 0) record(report);
-      const StopReason decided = stop.decide(report.residual_norm, report.rhs_norm, it);
-      if (decided != StopReason::go_on) return detail::cg_status_of(decided);
-      const bool first = it == 0;
-      const double beta = first ? 0.0 : gamma / gamma_prev;
-      const double eta = first ? delta : delta - beta * gamma / alpha_prev;
-      if (!std::isfinite(eta) || !std::isfinite(beta)) return CgStatus::non_finite;
-      const T be = static_cast<T>(beta);
-      if (!(eta > 0.0)) {
-        each([&](PartState& p) {
-          detail::split_direction<<<blocks(p), 256, 0, p.lane->stream.get()>>>(p.owned, first, be, p.owned_of(vr),
-                                                                         p.owned_of(vp), p.owned_of(vt));
+      if constexpr (cpu_free_pipelined) {
+        detail::SplitPipelinedState& h = host_pipelined_.data()[0];
+        h = detail::SplitPipelinedState{};
+        h.gamma_prev = gamma_prev;
+        h.alpha_prev = alpha_prev;
+        h.rhs_norm = report.rhs_norm;
+        h.replace_below = replace_below;
+        h.stop = stop;
+        h.it = it;
+        h.replace = replace;
+        h.replacing = replacing ? 1 : 0;
+        exchange(vw);  // the kernel reads w's halo
+        launch_cpu_free(h);
+        report.iterations += h.launch_iterations;
+        if (h.launch_iterations % 2 != 0)  // the current w and z are the second arrays
+          each([&](PartState& p) {
+            const std::size_t bytes = static_cast<std::size_t>(p.owned) * sizeof(T);
+            RELAX_CUDA_CHECK(cudaMemcpyAsync(p.owned_of(vw), p.owned_of(vw2), bytes, cudaMemcpyDeviceToDevice,
+                                             p.lane->stream.get()));
+            RELAX_CUDA_CHECK(cudaMemcpyAsync(p.owned_of(vz), p.owned_of(vz2), bytes, cudaMemcpyDeviceToDevice,
+                                             p.lane->stream.get()));
+          });
+        it = h.it;
+        gamma_prev = h.gamma_prev;
+        alpha_prev = h.alpha_prev;
+        replacing = h.replacing != 0;
+        report.residual_norm = std::sqrt(h.gamma);
+        switch (h.outcome) {
+          case detail::pipelined_checkpoint:
+            --it;  // the loop's ++it brings it back to the checkpoint's iteration
+            continue;
+          case detail::pipelined_non_finite:
+            return CgStatus::non_finite;
+          case detail::pipelined_eta:
+            return eta_not_positive(it, it == 0 ? 0.0 : h.gamma / h.gamma_prev);
+          default: {
+            record(report);
+            return detail::cg_status_of(stop.decide(report.residual_norm, report.rhs_norm, it));
+          }
+        }
+      } else {
+        reduce_async([](PartState& p) {
+          detail::split_dot2<<<detail::dot_blocks, detail::dot_block, 0, p.lane->stream.get()>>>(
+              p.owned, p.owned_of(vr), p.owned_of(vw), p.partials.data(), p.arrivals.data(), p.out);
           RELAX_CUDA_CHECK_LAUNCH();
         });
-        apply(vt, vq);
-        const double pq = reduce([](PartState& p) { p.dot(p.owned_of(vt), p.owned_of(vq), 0); });
-        if (!std::isfinite(pq)) return CgStatus::non_finite;
-        if (pq <= 0.0) return CgStatus::breakdown;
-        return switch_to_standard(it);
+        apply(vw, vm);  // overlaps the reduction's trip to the host
+        double delta = 0.0;
+        const double gamma = collect(2, &delta);
+        replacing = replacing && std::sqrt(gamma) > replace_below;
+        if (!std::isfinite(gamma) || !std::isfinite(delta)) return CgStatus::non_finite;
+        report.residual_norm = std::sqrt(gamma);
+        if (options_.record_history && it > 0 && it % options_.check_interval == 0) record(report);
+        const StopReason decided = stop.decide(report.residual_norm, report.rhs_norm, it);
+        if (decided != StopReason::go_on) return detail::cg_status_of(decided);
+        const bool first = it == 0;
+        const double beta = first ? 0.0 : gamma / gamma_prev;
+        const double eta = first ? delta : delta - beta * gamma / alpha_prev;
+        if (!std::isfinite(eta) || !std::isfinite(beta)) return CgStatus::non_finite;
+        if (!(eta > 0.0)) return eta_not_positive(it, beta);
+        const double alpha = gamma / eta;
+        if (!std::isfinite(alpha)) return CgStatus::non_finite;
+        const T a = static_cast<T>(alpha), be = static_cast<T>(beta);
+        each([&](PartState& p) {
+          detail::split_pipelined_update<<<blocks(p), 256, 0, p.lane->stream.get()>>>(
+              p.owned, first, a, be, p.owned_of(vm), p.owned_of(vz), p.owned_of(vs), p.owned_of(vp), p.owned_of(vx),
+              p.owned_of(vr), p.owned_of(vw));
+          RELAX_CUDA_CHECK_LAUNCH();
+        });
+        gamma_prev = gamma;
+        alpha_prev = alpha;
+        ++report.iterations;
       }
-      const double alpha = gamma / eta;
-      if (!std::isfinite(alpha)) return CgStatus::non_finite;
-      const T a = static_cast<T>(alpha);
-      each([&](PartState& p) {
-        detail::split_pipelined_update<<<blocks(p), 256, 0, p.lane->stream.get()>>>(
-            p.owned, first, a, be, p.owned_of(vm), p.owned_of(vz), p.owned_of(vs), p.owned_of(vp), p.owned_of(vx),
-            p.owned_of(vr), p.owned_of(vw));
-        RELAX_CUDA_CHECK_LAUNCH();
-      });
-      gamma_prev = gamma;
-      alpha_prev = alpha;
-      ++report.iterations;
     }
   }
 
   using Rows = typename Part::rows_type;
   using Table = detail::SplitCgTable<T, Rows>;
+  using PipelinedTable = detail::SplitPipelinedTable<T, Rows>;
 
-  // The kernel for barriers of `scope` (the system's when the parts span several devices).
-  static const void* persistent_kernel(bool system) {
-    if (system)
-      return reinterpret_cast<const void*>(&detail::split_cg_persistent<T, Rows, cuda::thread_scope_system>);
-    return reinterpret_cast<const void*>(&detail::split_cg_persistent<T, Rows, cuda::thread_scope_device>);
+  // A CPU-free kernel (standard, or pipelined) for barriers of the system's scope (the parts
+  // span several devices) or of a device's.
+  static const void* cpu_free_kernel(bool pipelined_kernel, bool system) {
+    using detail::split_cg_persistent;
+    using detail::split_cg_pipelined;
+    constexpr auto device = cuda::thread_scope_device;
+    constexpr auto whole = cuda::thread_scope_system;
+    if (pipelined_kernel)
+      return system ? reinterpret_cast<const void*>(&split_cg_pipelined<T, Rows, whole>)
+                    : reinterpret_cast<const void*>(&split_cg_pipelined<T, Rows, device>);
+    return system ? reinterpret_cast<const void*>(&split_cg_persistent<T, Rows, whole>)
+                  : reinterpret_cast<const void*>(&split_cg_persistent<T, Rows, device>);
   }
 
   // Each device's grid: as many blocks as its parts fill with `cg_persistent_points_per_thread`
   // points a thread (as the single-GPU persistent CG sizes its grid), at least one per SM, at
-  // most what the occupancy allows, shared among its parts by their sizes (each at least one);
-  // fixed for a given split and device, so the sums are reproducible. Boards, states, the
-  // barrier and the transfers of r are made here; devices reach each other's memory by peer
-  // access.
+  // most what the occupancy of every kernel the variant launches allows, shared among its parts
+  // by their sizes (each at least one); fixed for a given split and device, so the sums are
+  // reproducible. Boards, states, the barrier and the transfers are made here; devices reach
+  // each other's memory by peer access.
   void prepare_persistent() {
     const bool system = lanes_.size() > 1;
     if (lanes_.size() > static_cast<std::size_t>(detail::split_cg_max_devices))
       throw invalid_argument("devices", std::to_string(lanes_.size()),
                              "at most " + std::to_string(detail::split_cg_max_devices) +
-                                 " distinct devices for the CPU-free CG (relax::Persistent)");
+                                 " distinct devices for the CPU-free CG");
     unsigned total = 0;
     for (auto& lane : lanes_) {
       const detail::DeviceScope on(lane->device);
-      int cooperative = 0, per_sm = 0;
+      int cooperative = 0;
       RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, lane->device));
       if (!cooperative)
-        throw unavailable_error("relax::MultiCG<Part, Persistent> needs cooperative launch, which device " +
+        throw unavailable_error("relax::MultiCG's CPU-free variants need cooperative launch, which device " +
                                 std::to_string(lane->device) + " does not support; use relax::Unfused");
-      // The occupancy query loads the kernel: nothing loads lazily once the kernels wait on each other.
-      RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent_kernel(system), detail::dot_block, 0));
+      // The occupancy queries load the kernels: nothing loads lazily once the kernels wait on each other.
+      int per_sm = 0;
+      RELAX_CUDA_CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cpu_free_kernel(false, system), detail::dot_block, 0));
+      if constexpr (cpu_free_pipelined) {
+        int pipelined_per_sm = 0;
+        RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &pipelined_per_sm, cpu_free_kernel(true, system), detail::dot_block, 0));
+        per_sm = std::min(per_sm, pipelined_per_sm);
+      }
       int sms = 0;
       RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, lane->device));
       const std::int64_t cap = std::int64_t{per_sm} * sms;
@@ -698,7 +907,7 @@ class MultiCG {
       if (mine.size() > static_cast<std::size_t>(detail::split_cg_max_parts) || static_cast<std::int64_t>(mine.size()) > cap)
         throw invalid_argument("devices", std::to_string(mine.size()) + " parts on device " + std::to_string(lane->device),
                                "at most " + std::to_string(std::min<std::int64_t>(detail::split_cg_max_parts, cap)) +
-                                   " parts per device for the CPU-free CG (relax::Persistent)");
+                                   " parts per device for the CPU-free CG");
       const std::int64_t blocks = std::clamp<std::int64_t>(wanted, std::min<std::int64_t>(sms, cap), cap);
       std::vector<std::int64_t> sizes;
       for (const PartState* part : mine) sizes.push_back(part->owned);
@@ -714,15 +923,15 @@ class MultiCG {
     total_blocks_ = total;
     for (auto& lane : lanes_) {
       const detail::DeviceScope on(lane->device);
-      lane->pq_board = DeviceBuffer<double>(total);
-      lane->rr_board = DeviceBuffer<double>(total);
+      lane->board = DeviceBuffer<double>(std::size_t{cpu_free_pipelined ? 4u : 2u} * total);
       lane->state = DeviceBuffer<detail::CgDeviceState>(1);
+      if (cpu_free_pipelined) lane->pipelined_state = DeviceBuffer<detail::SplitPipelinedState>(1);
       for (auto& other : lanes_) {
         if (other->device == lane->device) continue;
         int can = 0;
         RELAX_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, lane->device, other->device));
         if (!can)
-          throw unavailable_error("relax::MultiCG<Part, Persistent>: device " + std::to_string(lane->device) +
+          throw unavailable_error("relax::MultiCG's CPU-free variants: device " + std::to_string(lane->device) +
                                   " cannot access device " + std::to_string(other->device) +
                                   "'s memory (peer access); use relax::Unfused");
         const cudaError_t e = cudaDeviceEnablePeerAccess(other->device, 0);
@@ -734,12 +943,13 @@ class MultiCG {
       const detail::DeviceScope on(lanes_.front()->device);
       barrier_ = DeviceBuffer<detail::GridBarrierState>(1);
     }
-    // Each device's outgoing transfers of r, grouped by sending part.
+    // Each device's outgoing transfers, grouped by sending part: of r into the readers' two r
+    // arrays (standard CG), of w into their two w arrays (pipelined CG).
     for (auto& lane : lanes_) {
-      std::vector<detail::SplitCgLink<T>> list;
+      std::vector<detail::SplitCgLink<T>> of_r, of_w;
       for (auto& part : parts_) {
         if (part->lane != lane.get()) continue;
-        part->links_begin = static_cast<unsigned>(list.size());
+        part->links_begin = static_cast<unsigned>(of_r.size());
         for (const Link& l : links_) {
           if (l.from != static_cast<int>(part->index)) continue;
           PartState& to = *parts_[static_cast<std::size_t>(l.to)];
@@ -749,47 +959,132 @@ class MultiCG {
           link.count = l.count;
           link.dst[0] = to.v[vr].data() + l.receive_offset;
           link.dst[1] = to.v[vw].data() + l.receive_offset;
-          list.push_back(link);
+          of_r.push_back(link);
+          if constexpr (cpu_free_pipelined) {
+            link.dst[0] = to.v[vw].data() + l.receive_offset;
+            link.dst[1] = to.v[vw2].data() + l.receive_offset;
+            of_w.push_back(link);
+          }
         }
-        part->links_end = static_cast<unsigned>(list.size());
+        part->links_end = static_cast<unsigned>(of_r.size());
       }
-      if (list.empty()) continue;
+      if (of_r.empty()) continue;
       const detail::DeviceScope on(lane->device);
-      lane->links = DeviceBuffer<detail::SplitCgLink<T>>(list.size());
-      RELAX_CUDA_CHECK(cudaMemcpy(lane->links.data(), list.data(), lane->links.bytes(), cudaMemcpyHostToDevice));
+      auto upload = [](DeviceBuffer<detail::SplitCgLink<T>>& to, const std::vector<detail::SplitCgLink<T>>& list) {
+        if (list.empty()) return;
+        to = DeviceBuffer<detail::SplitCgLink<T>>(list.size());
+        RELAX_CUDA_CHECK(cudaMemcpy(to.data(), list.data(), to.bytes(), cudaMemcpyHostToDevice));
+      };
+      upload(lane->links, of_r);
+      upload(lane->pipelined_links, of_w);
     }
   }
 
-  Table table_of(Lane& lane) {
-    Table t;
+  // A kernel's table for `lane`: `entry(part, e)` fills each of its parts' entries.
+  template <class Tab, class Links, class Entry>
+  Tab table_of(Lane& lane, const Links& links, Entry&& entry) {
+    Tab t;
     for (auto& part : parts_) {
       if (part->lane != &lane) continue;
-      detail::SplitCgPart<T, Rows>& e = t.parts[t.count++];
+      auto& e = t.parts[t.count++];
       e.rows = part->op->rows();
       e.owned = part->owned;
       e.offset = part->owned_offset;
-      e.local_size = part->local_size;
-      e.x = part->v[vx].data();
-      e.r[0] = part->v[vr].data();  // the r the start leaves
-      e.r[1] = part->v[vw].data();
-      e.p[0] = part->v[vp].data();
-      e.p[1] = part->v[vs].data();
-      e.q = part->owned_of(vq);
       e.first_block = part->first_block;
       e.blocks = part->blocks;
       e.links_begin = part->links_begin;
       e.links_end = part->links_end;
+      entry(*part, e);
     }
-    t.links = lane.links.data();
+    t.links = links.data();
     for (auto& other : lanes_) {
-      if (other.get() == &lane) t.home = t.boards;
-      t.pq_boards[t.boards] = other->pq_board.data();
-      t.rr_boards[t.boards++] = other->rr_board.data();
+      if (other.get() == &lane) t.home = t.board_count;
+      t.boards[t.board_count++] = other->board.data();
     }
     t.total_blocks = total_blocks_;
     t.first_block = lane.first_block;
+    return t;
+  }
+
+  Table standard_table(Lane& lane) {
+    Table t = table_of<Table>(lane, lane.links, [](PartState& part, detail::SplitCgPart<T, Rows>& e) {
+      e.local_size = part.local_size;
+      e.x = part.v[vx].data();
+      e.r[0] = part.v[vr].data();  // the r the start leaves
+      e.r[1] = part.v[vw].data();
+      e.p[0] = part.v[vp].data();
+      e.p[1] = part.v[vs].data();
+      e.q = part.owned_of(vq);
+    });
     t.state = lane.state.data();
     return t;
+  }
+
+  PipelinedTable pipelined_table(Lane& lane) {
+    PipelinedTable t =
+        table_of<PipelinedTable>(lane, lane.pipelined_links, [](PartState& part, detail::SplitPipelinedPart<T, Rows>& e) {
+          e.x = part.v[vx].data();
+          e.r = part.v[vr].data();
+          e.p = part.v[vp].data();
+          e.s = part.v[vs].data();
+          e.z[0] = part.v[vz].data();
+          e.z[1] = part.v[vz2].data();
+          e.w[0] = part.v[vw].data();
+          e.w[1] = part.v[vw2].data();
+        });
+    t.state = lane.pipelined_state.data();
+    return t;
+  }
+
+  // One launch of a CPU-free kernel on every device, from the host's state `h` (copied to every
+  // device's, read back from the first's into `h`): the barrier reset, every device ready before
+  // any kernel waits, then one cooperative launch per device. \throws relax::device_loop_error
+  // when a barrier did not complete.
+  template <class State>
+  void launch_cpu_free(State& h) {
+    constexpr bool pipelined_kernel = std::is_same_v<State, detail::SplitPipelinedState>;
+    auto state_of = [](Lane& lane) {
+      if constexpr (pipelined_kernel) return lane.pipelined_state.data();
+      else return lane.state.data();
+    };
+    const bool system = lanes_.size() > 1;
+    {
+      const detail::DeviceScope on(lanes_.front()->device);
+      RELAX_CUDA_CHECK(cudaMemsetAsync(barrier_.data(), 0, sizeof(detail::GridBarrierState), lanes_.front()->stream.get()));
+    }
+    for (auto& lane : lanes_) {
+      const detail::DeviceScope on(lane->device);
+      RELAX_CUDA_CHECK(cudaMemcpyAsync(state_of(*lane), &h, sizeof(h), cudaMemcpyHostToDevice, lane->stream.get()));
+    }
+    for (auto& lane : lanes_) lane->stream.synchronize();
+    const unsigned all = total_blocks_ + absent_blocks_;
+    for (auto& lane : lanes_) {
+      const detail::DeviceScope on(lane->device);
+      auto go = [&](auto barrier) {
+        auto t = [&] {
+          if constexpr (pipelined_kernel) return pipelined_table(*lane);
+          else return standard_table(*lane);
+        }();
+        void* args[] = {&t, &barrier};
+        RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(cpu_free_kernel(pipelined_kernel, system), dim3(lane->blocks),
+                                                     dim3(detail::dot_block), args, 0, lane->stream.get()));
+      };
+      if (system) go(detail::BasicGridBarrier<cuda::thread_scope_system>{barrier_.data(), all, timeout_ns_, lane->first_block});
+      else go(detail::GridBarrier{barrier_.data(), all, timeout_ns_, lane->first_block});
+    }
+    {
+      Lane& home = *lanes_.front();
+      const detail::DeviceScope on(home.device);
+      RELAX_CUDA_CHECK(cudaMemcpyAsync(&h, state_of(home), sizeof(h), cudaMemcpyDeviceToHost, home.stream.get()));
+      RELAX_CUDA_CHECK(cudaMemcpyAsync(host_barrier_.data(), barrier_.data(), sizeof(detail::GridBarrierState),
+                                       cudaMemcpyDeviceToHost, home.stream.get()));
+    }
+    for (auto& lane : lanes_) lane->stream.synchronize();
+    if (host_barrier_.data()[0].failed != 0)
+      throw device_loop_error(std::string(pipelined_kernel ? "split_cg_pipelined" : "split_cg_persistent") +
+                              ": a grid barrier did not complete within " + std::to_string(timeout_ns_ / 1'000'000) +
+                              " ms (are all blocks of every device's cooperative grid resident? another kernel may be "
+                              "holding SMs)");
   }
 
   // CPU-free standard CG from x until `stop` decides: the host forms r = p = b − A x and their
@@ -808,45 +1103,7 @@ class MultiCG {
     h.rr = h.rr_prev = rr0;
     h.rhs_norm = report.rhs_norm;
     h.stop = stop;
-    const bool system = lanes_.size() > 1;
-    {
-      const detail::DeviceScope on(lanes_.front()->device);
-      RELAX_CUDA_CHECK(cudaMemsetAsync(barrier_.data(), 0, sizeof(detail::GridBarrierState), lanes_.front()->stream.get()));
-    }
-    for (auto& lane : lanes_) {
-      const detail::DeviceScope on(lane->device);
-      RELAX_CUDA_CHECK(cudaMemcpyAsync(lane->state.data(), &h, sizeof(h), cudaMemcpyHostToDevice, lane->stream.get()));
-    }
-    for (auto& lane : lanes_) lane->stream.synchronize();  // every device ready before any kernel waits
-    for (auto& lane : lanes_) {
-      const detail::DeviceScope on(lane->device);
-      Table t = table_of(*lane);
-      const unsigned all = total_blocks_ + absent_blocks_;
-      if (system) {
-        detail::BasicGridBarrier<cuda::thread_scope_system> b{barrier_.data(), all, timeout_ns_, lane->first_block};
-        void* args[] = {&t, &b};
-        RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(persistent_kernel(true), dim3(lane->blocks), dim3(detail::dot_block),
-                                                     args, 0, lane->stream.get()));
-      } else {
-        detail::GridBarrier b{barrier_.data(), all, timeout_ns_, lane->first_block};
-        void* args[] = {&t, &b};
-        RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(persistent_kernel(false), dim3(lane->blocks), dim3(detail::dot_block),
-                                                     args, 0, lane->stream.get()));
-      }
-    }
-    {
-      Lane& home = *lanes_.front();
-      const detail::DeviceScope on(home.device);
-      RELAX_CUDA_CHECK(cudaMemcpyAsync(&h, home.state.data(), sizeof(h), cudaMemcpyDeviceToHost, home.stream.get()));
-      RELAX_CUDA_CHECK(cudaMemcpyAsync(host_barrier_.data(), barrier_.data(), sizeof(detail::GridBarrierState),
-                                       cudaMemcpyDeviceToHost, home.stream.get()));
-    }
-    for (auto& lane : lanes_) lane->stream.synchronize();
-    if (host_barrier_.data()[0].failed != 0)
-      throw device_loop_error("split_cg_persistent: a grid barrier did not complete within " +
-                              std::to_string(timeout_ns_ / 1'000'000) +
-                              " ms (are all blocks of every device's cooperative grid resident? another kernel may be "
-                              "holding SMs)");
+    launch_cpu_free(h);
     report.iterations += h.iterations;
     report.residual_norm = std::sqrt(h.rr);
     if (options_.record_history) record(report);
@@ -861,11 +1118,16 @@ class MultiCG {
   std::vector<std::unique_ptr<Lane>> lanes_;  // before the parts: they point to them
   std::vector<std::unique_ptr<PartState>> parts_;
   std::vector<Link> links_;
+  std::vector<std::vector<std::int64_t>> indices_;  // each sender's packed indices
   bool across_devices_ = false;  // some transfer goes between two devices
+  std::unique_ptr<detail::SplitTransport<Comm>> transport_;
+  int sum_slots_ = 0;                      // collective Comm: parts' sums a device holds
+  PinnedBuffer<double> host_totals_{4};    // collective Comm: the first device's totals
   // Persistent.
   unsigned total_blocks_ = 0;
   DeviceBuffer<detail::GridBarrierState> barrier_;  // on the first device
   PinnedBuffer<detail::CgDeviceState> host_state_{1};
+  PinnedBuffer<detail::SplitPipelinedState> host_pipelined_{1};
   PinnedBuffer<detail::GridBarrierState> host_barrier_{1};
   static constexpr std::uint64_t default_timeout_ns = 20'000'000'000ull;  // 20 s: an iteration takes µs
   unsigned absent_blocks_ = 0;  // test hook

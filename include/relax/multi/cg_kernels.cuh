@@ -54,19 +54,33 @@ struct SplitCgLink {
   T* dst[2] = {nullptr, nullptr};
 };
 
-template <class T, class Rows>
-struct SplitCgTable {
-  SplitCgPart<T, Rows> parts[split_cg_max_parts];
+//! One device's kernel: its parts (`Entry`: `SplitCgPart` or `SplitPipelinedPart`), their
+//! outgoing transfers, every device's copy of the blocks' partials (`board_values` × `total_blocks`
+//! doubles each) and the state the host reads back.
+template <class Entry, class T, class State>
+struct SplitKernelTable {
+  Entry parts[split_cg_max_parts];
   int count = 0;
   const SplitCgLink<T>* links = nullptr;
-  double* pq_boards[split_cg_max_devices] = {};  //!< every device's copy of the partials
-  double* rr_boards[split_cg_max_devices] = {};
-  int boards = 0;
+  double* boards[split_cg_max_devices] = {};  //!< every device's copy of the partials
+  int board_count = 0;
   int home = 0;               //!< this device's board
   unsigned total_blocks = 0;  //!< every kernel's blocks
   unsigned first_block = 0;   //!< this kernel's block 0 among them
-  CgDeviceState* state = nullptr;  //!< this device's copy; block 0 overall writes the outcome
+  State* state = nullptr;     //!< this device's copy; block 0 overall writes the outcome
 };
+
+//! Standard CG's board: (p, q) partials, then (r, r) partials, `total_blocks` each.
+template <class T, class Rows>
+using SplitCgTable = SplitKernelTable<SplitCgPart<T, Rows>, T, CgDeviceState>;
+
+//! The part this block of the kernel works on (parts hold consecutive blocks).
+template <class Table>
+__device__ inline int split_part_of_block(const Table& t) {
+  int me = 0;
+  while (me + 1 < t.count && blockIdx.x >= t.parts[me + 1].first_block) ++me;
+  return me;
+}
 
 //! Blocks per SM the kernel is compiled for: 4, as many as the single-domain `cg_persistent`
 //! gets (64 registers). Left to itself ptxas gave this kernel 128 registers, so 2 blocks an SM.
@@ -75,8 +89,7 @@ inline constexpr int split_cg_min_blocks = 4;
 template <class T, class Rows, cuda::thread_scope Scope>
 __global__ void __launch_bounds__(dot_block, split_cg_min_blocks)
     split_cg_persistent(SplitCgTable<T, Rows> t, BasicGridBarrier<Scope> barrier) {
-  int me = 0;
-  while (me + 1 < t.count && blockIdx.x >= t.parts[me + 1].first_block) ++me;
+  const int me = split_part_of_block(t);
   // The part's fields in registers (the table is indexed by a run-time part, so it lives in
   // local memory: read once, not in the loops; the first version read them there and took
   // 0.575 ms an iteration at 4096² against 0.373 for the single-domain Persistent).
@@ -94,12 +107,12 @@ __global__ void __launch_bounds__(dot_block, split_cg_min_blocks)
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x - part.first_block) * blockDim.x + threadIdx.x;
   const unsigned global_block = t.first_block + blockIdx.x;
   const unsigned total_blocks = t.total_blocks;
-  const double* const pq_home = t.pq_boards[t.home];
-  const double* const rr_home = t.rr_boards[t.home];
+  const double* const pq_home = t.boards[t.home];
+  const double* const rr_home = pq_home + total_blocks;
   auto publish = [&](bool pq, double sum) {
     sum = block_sum(sum);
     if (threadIdx.x == 0)
-      for (int d = 0; d < t.boards; ++d) (pq ? t.pq_boards[d] : t.rr_boards[d])[global_block] = sum;
+      for (int d = 0; d < t.board_count; ++d) t.boards[d][(pq ? 0 : total_blocks) + global_block] = sum;
   };
   CgDeviceState s = *t.state;
   const T* p_last = p0;
@@ -175,6 +188,191 @@ __global__ void __launch_bounds__(dot_block, split_cg_min_blocks)
     s.x_pending = 0;
   }
   if (global_block == 0 && threadIdx.x == 0) *t.state = s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CPU-free pipelined CG (`MultiCG<Part, PersistentPipelined>`).
+
+//! What ended a launch of `split_cg_pipelined`.
+enum SplitPipelinedOutcome : int {
+  pipelined_stopped = 0,     //!< the stop criterion decided (converged, capped or diverged)
+  pipelined_checkpoint,      //!< the iteration is a multiple of the checkpoint interval
+  pipelined_eta,             //!< η ≤ 0: the host checks pᵀAp and goes on with standard CG
+  pipelined_non_finite,      //!< a scalar is NaN or infinite
+  pipelined_barrier_failed,  //!< a grid barrier did not complete in time
+};
+
+//! The host loop's variables of pipelined CG (`MultiCG<..., Pipelined>::run_pipelined`), handed
+//! to the kernel at a launch and read back at its end.
+struct SplitPipelinedState {
+  double gamma = 0.0, delta = 0.0;  //!< (r, r) and (w, r) of iteration `it`
+  double gamma_prev = 0.0, alpha_prev = 0.0;
+  double rhs_norm = 0.0;       //!< ‖b‖₂
+  double replace_below = 0.0;  //!< residual replacement continues while √γ is above this
+  StopCriterion stop;          //!< decided on √γ at iteration `it` of this run
+  long long it = 0;            //!< the run's iteration
+  long long replace = 1;       //!< the checkpoint interval (> 0)
+  long long launch_iterations = 0;  //!< iterations this launch completed (odd: w, z in the second arrays)
+  int replacing = 1;
+  int outcome = pipelined_stopped;
+};
+
+//! One part in the pipelined kernel: its rows and local vectors (owned entries at `offset`); w and
+//! z alternate between two arrays by the launch's iteration parity (w's halo is read).
+template <class T, class Rows>
+struct SplitPipelinedPart {
+  Rows rows;
+  std::int64_t owned = 0, offset = 0;
+  T* x = nullptr;
+  T* r = nullptr;
+  T* p = nullptr;
+  T* s = nullptr;
+  T* z[2] = {nullptr, nullptr};
+  T* w[2] = {nullptr, nullptr};
+  unsigned first_block = 0, blocks = 0;
+  unsigned links_begin = 0, links_end = 0;  //!< transfers of w, `dst[parity]` the readers' w arrays
+};
+
+//! The pipelined kernel's board: [parity][γ | δ][total_blocks].
+template <class T, class Rows>
+using SplitPipelinedTable = SplitKernelTable<SplitPipelinedPart<T, Rows>, T, SplitPipelinedState>;
+
+//! Ghysels–Vanroose pipelined CG on the parts of one device, one grid barrier an iteration (the
+//! host-controlled `Pipelined`'s arithmetic and decisions, `reference::cg_pipelined`'s loop):
+//! after the barrier every block adds all blocks' partials of γ = (r, r) and δ = (w, r) in one
+//! order and takes the same decisions; then in one pass over its rows m = A w (w's halo is
+//! current), z = m + β z, s = w + β s, p = r + β p, x += α p, r −= α s, w −= α z, and the
+//! partials of the next γ and δ; each sender forms the new w on its outgoing entries the same way
+//! (the same operations on the same values, so the same bits: m's row and z) and stores them into
+//! the readers' next w arrays. The reduction thus travels with the halo of w at one barrier, where
+//! standard CG needs two. The launch ends at a checkpoint, a stop, η ≤ 0 or a non-finite scalar;
+//! the host takes the checkpoint's residual replacement and the switch to standard CG.
+template <class T, class Rows, cuda::thread_scope Scope>
+__global__ void __launch_bounds__(dot_block, split_cg_min_blocks)
+    split_cg_pipelined(SplitPipelinedTable<T, Rows> t, BasicGridBarrier<Scope> barrier) {
+  const int me = split_part_of_block(t);
+  const SplitPipelinedPart<T, Rows>& part = t.parts[me];
+  const Rows rows = part.rows;
+  const std::int64_t owned = part.owned, off = part.offset;
+  T* const x = part.x;
+  T* const r = part.r;
+  T* const p = part.p;
+  T* const s = part.s;
+  T* const z0 = part.z[0];
+  T* const z1 = part.z[1];
+  T* const w0 = part.w[0];
+  T* const w1 = part.w[1];
+  const unsigned links_begin = part.links_begin, links_end = part.links_end;
+  const std::int64_t stride = static_cast<std::int64_t>(part.blocks) * blockDim.x;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x - part.first_block) * blockDim.x + threadIdx.x;
+  const unsigned global_block = t.first_block + blockIdx.x;
+  const unsigned total_blocks = t.total_blocks;
+  auto publish = [&](long long parity, SumPair v) {
+    v = block_sum2(v);
+    if (threadIdx.x == 0)
+      for (int d = 0; d < t.board_count; ++d) {
+        double* const board = t.boards[d] + parity * 2 * total_blocks;
+        board[global_block] = v.first;
+        board[total_blocks + global_block] = v.second;
+      }
+  };
+  SplitPipelinedState st = *t.state;
+  long long j = 0;  // this launch's iterations: w and z of iteration j in the arrays of parity j % 2
+  {
+    SumPair v;
+    for (std::int64_t k = first; k < owned; k += stride) {
+      const double rk = static_cast<double>(r[off + k]);
+      v.first += rk * rk;
+      v.second += static_cast<double>(w0[off + k]) * rk;
+    }
+    publish(0, v);
+  }
+  bool met = barrier.arrive_and_wait();
+  if (!met) st.outcome = pipelined_barrier_failed;
+  while (met) {
+    const double* const board = t.boards[t.home] + (j % 2) * 2 * total_blocks;
+    const SumPair g = ordered_sum2(board, board + total_blocks, total_blocks);
+    const double gamma = g.first, delta = g.second;
+    st.gamma = gamma;
+    st.delta = delta;
+    st.replacing = st.replacing && sqrt(gamma) > st.replace_below;
+    if (!isfinite(gamma) || !isfinite(delta)) {
+      st.outcome = pipelined_non_finite;
+      break;
+    }
+    if (st.stop.decide(sqrt(gamma), st.rhs_norm, st.it) != StopReason::go_on) {
+      st.outcome = pipelined_stopped;
+      break;
+    }
+    const bool first_it = st.it == 0;
+    const double beta = first_it ? 0.0 : gamma / st.gamma_prev;
+    const double eta = first_it ? delta : delta - beta * gamma / st.alpha_prev;
+    if (!isfinite(eta) || !isfinite(beta)) {
+      st.outcome = pipelined_non_finite;
+      break;
+    }
+    if (!(eta > 0.0)) {
+      st.outcome = pipelined_eta;
+      break;
+    }
+    const double alpha = gamma / eta;
+    if (!isfinite(alpha)) {
+      st.outcome = pipelined_non_finite;
+      break;
+    }
+    const T a = static_cast<T>(alpha), be = static_cast<T>(beta);
+    const bool odd = j % 2 != 0;
+    const T* const w = odd ? w1 : w0;
+    const T* const z = odd ? z1 : z0;
+    T* const w_next = odd ? w0 : w1;
+    T* const z_next = odd ? z0 : z1;
+    // z of owned row i (m = A w formed here): the owner's and every sender's the same operations.
+    auto z_of = [=](std::int64_t i) {
+      const T m = rows.row(i, [=](std::int64_t c) { return w[c]; });
+      return first_it ? m : arith::add(m, arith::mul(be, z[off + i]));
+    };
+    SumPair v;
+    for (std::int64_t k = first; k < owned; k += stride) {
+      const std::int64_t l = off + k;
+      const T wk = w[l], rk = r[l];
+      const T zk = z_of(k);
+      const T sk = first_it ? wk : arith::add(wk, arith::mul(be, s[l]));
+      const T pk = first_it ? rk : arith::add(rk, arith::mul(be, p[l]));
+      const T r_new = arith::sub(rk, arith::mul(a, sk));
+      const T w_new = arith::sub(wk, arith::mul(a, zk));
+      z_next[l] = zk;
+      s[l] = sk;
+      p[l] = pk;
+      x[l] = arith::add(x[l], arith::mul(a, pk));
+      r[l] = r_new;
+      w_next[l] = w_new;
+      v.first += static_cast<double>(r_new) * static_cast<double>(r_new);
+      v.second += static_cast<double>(w_new) * static_cast<double>(r_new);
+    }
+    for (unsigned n = links_begin; n < links_end; ++n) {  // the readers' halos of the next w
+      const SplitCgLink<T> link = t.links[n];
+      T* const dst = odd ? link.dst[0] : link.dst[1];
+      for (std::int64_t e = first; e < link.count; e += stride) {
+        const std::int64_t i = link.indices ? link.indices[e] : link.first + e;
+        dst[e] = arith::sub(w[off + i], arith::mul(a, z_of(i)));
+      }
+    }
+    publish((j + 1) % 2, v);
+    st.gamma_prev = gamma;
+    st.alpha_prev = alpha;
+    ++st.it;
+    ++j;
+    if (!barrier.arrive_and_wait()) {
+      st.outcome = pipelined_barrier_failed;
+      break;
+    }
+    if (st.it % st.replace == 0) {
+      st.outcome = pipelined_checkpoint;
+      break;
+    }
+  }
+  st.launch_iterations = j;
+  if (global_block == 0 && threadIdx.x == 0) *t.state = st;
 }
 
 }  // namespace relax::detail

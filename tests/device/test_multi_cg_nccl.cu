@@ -1,0 +1,95 @@
+// CG on k sub-domains with the NCCL Comm policy (multi/cg_nccl.cuh), one rank on one GPU:
+// MultiCG<Part, Unfused | Pipelined, Nccl> on k = 1, 2, 3 parts is MultiCG<Part, Variant>
+// (HostCopy) bit for bit (iterate, iterations, residuals), since every GPU adds the all-gathered
+// sums in the order the host adds them; the same with every transfer routed through NCCL's send
+// and receive (to its own rank), so one GPU exercises them; on the Poisson operators and SPD
+// matrices, generated and real. A communicator of the program's is refused with a clear error.
+#include <catch2/catch.hpp>
+
+#include "matrices.hpp"
+#include "nccl_rank.hpp"
+#include "real_matrices.hpp"
+
+#include <relax/multi/cg_nccl.cuh>
+#include <relax/stencil/poisson.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+// MultiCG<Part, Variant, Nccl> on `split()` against MultiCG<Part, Variant> on the same split,
+// bit for bit; `routed`: every transfer through NCCL's send and receive.
+template <class Variant, class Split, class T>
+void check_nccl_equals_host_copy(const Split& split, const std::vector<T>& b, const relax::CgOptions& options,
+                                 bool routed) {
+  using Part = typename decltype(split())::part_type;
+  relax::MultiCG<Part, Variant> host(split(), options);
+  relax::MultiCG<Part, Variant, relax::Nccl> nccl(split(), options);
+  if (routed) nccl.route_every_transfer_through_comm_for_testing();
+  std::vector<T> want(b.size(), T(0)), got(b.size(), T(0));
+  const relax::CgReport w = host.solve(b, want);
+  const relax::CgReport g = nccl.solve(b, got);
+  CHECK(w.converged());
+  CHECK(g.status == w.status);
+  CHECK(g.iterations == w.iterations);
+  CHECK(g.residual_norm == w.residual_norm);
+  CHECK(g.true_residual_norm == w.true_residual_norm);
+  CHECK(g.switched_at == w.switched_at);
+  CHECK(same_bits(got, want));
+}
+
+std::vector<double> wavy(std::int64_t n) {
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) v[static_cast<std::size_t>(k)] = std::sin(0.37 * double(k)) + 0.25;
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("CG with NCCL on one rank is CG with HostCopy, bit for bit", "[multi_cg][nccl]") {
+  relax::CgOptions options;
+  options.rel_tol = 1e-8;
+  options.replace_interval = 7;  // Pipelined: checkpoints with replacement inside the runs
+  for (int k : {1, 2, 3}) {
+    const std::vector<int> devices(static_cast<std::size_t>(k), 0);
+    for (const bool routed : {false, true}) {
+      INFO(k << " parts" << (routed ? ", every transfer through NCCL" : ""));
+      for (const relax::Extents& e : {relax::Extents(70, 70), relax::Extents(257, 33)}) {
+        const std::vector<double> b = wavy(e.nx * e.ny);
+        auto split = [&] { return relax::split_stencil(relax::Poisson5<double>{}, e, devices); };
+        check_nccl_equals_host_copy<relax::Unfused>(split, b, options, routed);
+        check_nccl_equals_host_copy<relax::Pipelined>(split, b, options, routed);
+      }
+      const relax::Extents e3(20, 17, 13);
+      auto split3 = [&] { return relax::split_stencil(relax::Poisson7<double>{}, e3, devices); };
+      check_nccl_equals_host_copy<relax::Unfused>(split3, wavy(e3.nx * e3.ny * e3.nz), options, routed);
+      for (const char* name : {"nos4", "bcsstk14"}) {
+        INFO(name);
+        const relax::Csr<double> a = relax::testing::read_real_matrix(RELAX_TEST_DATA_DIR, name);
+        auto split_a = [&] { return relax::split_csr(a, devices, relax::Balance::nonzeros); };
+        check_nccl_equals_host_copy<relax::Unfused>(split_a, relax::testing::ones_rhs(a), options, routed);
+        check_nccl_equals_host_copy<relax::Pipelined>(split_a, relax::testing::ones_rhs(a), options, routed);
+      }
+      const relax::Csr<double> dense = relax::testing::dense_spd(60);  // every part reads every other
+      auto split_d = [&] { return relax::split_csr(dense, devices); };
+      check_nccl_equals_host_copy<relax::Unfused>(split_d, relax::testing::ones_rhs(dense), options, routed);
+    }
+  }
+}
+
+TEST_CASE("CG with NCCL refuses a communicator of the program's", "[multi_cg][nccl][validation]") {
+  const relax::testing::OneNcclRank rank;
+  relax::Nccl comm;
+  comm.comm = rank.comm;
+  const relax::Csr<double> a = relax::testing::scaled_poisson(4, 1.0);
+  using Cg = relax::MultiCG<relax::CsrPartOperator<double>, relax::Unfused, relax::Nccl>;
+  CHECK_THROWS_WITH(Cg(relax::split_csr(a, {0}), {}, comm), Catch::Contains("Nccl::comm") && Catch::Contains("one process"));
+}
