@@ -9,12 +9,13 @@ files is taken from the last file that has it. Figures:
 
   mcg_ms_per_iter_<variant>_<who>_<operator>       ms per CG iteration at a fixed iteration count
   mcg_solve_ms_<variant>_<who>_<operator>           time to 1e-8, and mcg_solve_iterations_...
-  mcg_virtual2_overhead_pct_<operator>[_pipelined|_cpufree]
+  mcg_virtual2_overhead_pct_<operator>[_pipelined|_cpufree|_cpufree_pipelined]
                                                     k = 2 parts on one GPU against k = 1, per
                                                     iteration (the issue's figures: poisson4096,
                                                     and csr_1e6, the ecology2 stand-in)
   mcg_cpufree_over_host_virtual2_<operator>         host-controlled standard CG's time per
                                                     iteration over the CPU-free one's, k = 2
+  mcg_cpufree_pipelined_over_host_virtual2_<op>     the same for pipelined CG
   mcg_host_k1_over_one_domain_pct_<operator>        MultiCG's one part against CG<..., Unfused>
 """
 import argparse
@@ -47,7 +48,7 @@ def load(paths):
 def figures(rows):
     f = {}
     for name, row in rows.items():
-        m = re.fullmatch(r"multi_cg_(iter|solve)/(standard|pipelined|cpufree)/(one_domain|k:\d)/(.+)", name)
+        m = re.fullmatch(r"multi_cg_(iter|solve)/(standard|pipelined|cpufree|cpufree_pipelined)/(one_domain|k:\d)/(.+)", name)
         if not m:
             continue
         mode, variant, who, op = m.groups()
@@ -58,7 +59,7 @@ def figures(rows):
             f[f"mcg_solve_ms_{stem}"] = round(row["real_time"], 2)
             f[f"mcg_solve_iterations_{stem}"] = int(row["iterations"])
     for name, row in rows.items():
-        m = re.fullmatch(r"multi_cg_iter/(standard|pipelined|cpufree)/k:2/(.+)", name)
+        m = re.fullmatch(r"multi_cg_iter/(standard|pipelined|cpufree|cpufree_pipelined)/k:2/(.+)", name)
         if not m:
             continue
         variant, op = m.groups()
@@ -70,11 +71,14 @@ def figures(rows):
         f[f"mcg_virtual2_overhead_pct_{key_of(op)}{suffix}"] = pct
         if op == "csr_like/ecology2":  # about 10^6 rows: the issue's CSR figure
             f[f"mcg_virtual2_overhead_pct_csr_1e6{suffix}"] = pct
-    # CPU-free over host-controlled standard CG at k = 2 (the issue's bar: 1.3x on Poisson 4096^2).
-    for name, row in rows.items():
-        m = re.fullmatch(r"multi_cg_iter/cpufree/k:2/(.+)", name)
-        if m and (host := rows.get(f"multi_cg_iter/standard/k:2/{m.group(1)}")):
-            f[f"mcg_cpufree_over_host_virtual2_{key_of(m.group(1))}"] = round(host["ms_per_iter"] / row["ms_per_iter"], 3)
+    # CPU-free over host-controlled CG at k = 2 (the issue's bar: 1.3x on Poisson 4096^2), standard
+    # over standard and pipelined over pipelined.
+    for free, host_variant, stem in (("cpufree", "standard", "mcg_cpufree_over_host_virtual2_"),
+                                     ("cpufree_pipelined", "pipelined", "mcg_cpufree_pipelined_over_host_virtual2_")):
+        for name, row in rows.items():
+            m = re.fullmatch(rf"multi_cg_iter/{free}/k:2/(.+)", name)
+            if m and (host := rows.get(f"multi_cg_iter/{host_variant}/k:2/{m.group(1)}")):
+                f[stem + key_of(m.group(1))] = round(host["ms_per_iter"] / row["ms_per_iter"], 3)
     for name, row in rows.items():
         m = re.fullmatch(r"multi_cg_iter/standard/k:1/(.+)", name)
         if m and (single := rows.get(f"multi_cg_iter/standard/one_domain/{m.group(1)}")):

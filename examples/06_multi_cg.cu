@@ -1,6 +1,6 @@
 // CG on several sub-domains: a user's SPD matrix (here the 2D Poisson matrix in CSR, n × n
-// unknowns) split by rows into k parts, solved with relax::MultiCG's three variants (Unfused and
-// Pipelined, host-controlled; Persistent, CPU-free), each against the known solution x*, and a
+// unknowns) split by rows into k parts, solved with relax::MultiCG's four variants (Unfused and
+// Pipelined, host-controlled; Persistent and PersistentPipelined, CPU-free), each against the known solution x*, and a
 // second solve of each to show it repeats bit for bit. The parts go to the GPUs listed (a GPU may
 // repeat: several parts on one GPU). Without a GPU it says so and solves with the reference
 // backend's split CG (relax::reference::cg_split), the host model of the same parts.
@@ -116,6 +116,7 @@ int main(int argc, char** argv) {
       ok &= gpu_solve<relax::Unfused>("Unfused", a, devices, b, exact, opt, bound);
       ok &= gpu_solve<relax::Pipelined>("Pipelined", a, devices, b, exact, opt, bound);
       ok &= gpu_solve<relax::Persistent>("Persistent", a, devices, b, exact, opt, bound);
+      ok &= gpu_solve<relax::PersistentPipelined>("PersistentPipelined", a, devices, b, exact, opt, bound);
     }
     std::printf("%s\n", ok ? "all solves converged to the known solution and repeated bit for bit" : "FAILED");
     return ok ? 0 : 1;

@@ -370,5 +370,15 @@ TEST_CASE("CG on several parts, small boxes for the sanitizers", "[multi_cg][san
     solve_checked<relax::Pipelined>(relax::split_csr(a, one_gpu(k)), b2, options, m2);
     solve_checked<relax::Persistent>(relax::split_csr(a, one_gpu(k)), b2, options, m2);
     solve_checked<relax::PersistentPipelined>(relax::split_csr(a, one_gpu(k)), b2, options, m2);
+    // Rows long enough for a warp per row in the CPU-free kernels.
+    const relax::Csr<double> d = relax::testing::dense_spd(40);
+    CHECK(relax::split_csr(d, one_gpu(k)).parts[0].warp_rows());
+    const relax::CsrOperator<double> dense(d);
+    const std::vector<double> b3 = relax::testing::ones_rhs(d);
+    const std::function<std::vector<double>(const std::vector<double>&)> m3 = [&](const std::vector<double>& x) {
+      return global_multiply(dense, x);
+    };
+    solve_checked<relax::Persistent>(relax::split_csr(d, one_gpu(k)), b3, options, m3);
+    solve_checked<relax::PersistentPipelined>(relax::split_csr(d, one_gpu(k)), b3, options, m3);
   }
 }

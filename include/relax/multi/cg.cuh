@@ -1,14 +1,17 @@
 #pragma once
 //! \file
-//! `relax::MultiCG<Part, Variant>`: CG on k sub-domains (a `SplitOperator`: a CSR split by rows
-//! or a stencil's box split into slabs), part p on its own device, one process; several parts
+//! `relax::MultiCG<Part, Variant, Comm>`: CG on k sub-domains (a `SplitOperator`: a CSR split by
+//! rows or a stencil's box split into slabs), part p on its own device, one process; several parts
 //! may share a GPU. `Unfused` and `Pipelined` are host-controlled, the CPU-controlled baselines
-//! of the CPU-free study (`Persistent`, below, is the CPU-free solver): the host enqueues every
-//! operation on its device's stream (parts on one device share it), moves the
-//! halos (a gather kernel that writes the neighbour's halo on one device; staged entries and
-//! `cudaMemcpyPeerAsync` between devices, the `HostCopy` exchange of Jacobi, ordered by events)
-//! and takes every global reduction itself: the kernels write each part's partial sums into
-//! pinned host memory, and the host adds them in part order once the devices are done.
+//! of the CPU-free study (`Persistent` and `PersistentPipelined`, below, are the CPU-free solvers):
+//! the host enqueues every operation on its device's stream (parts on one device share it), moves
+//! the halos and takes every global reduction itself. With `HostCopy` (the default) a gather
+//! kernel writes the neighbour's halo on one device, staged entries go between devices by
+//! `cudaMemcpyPeerAsync` ordered by events, and the kernels write each part's partial sums into
+//! pinned host memory, which the host adds in part order once the devices are done. With `Nccl`
+//! (`multi/cg_nccl.cuh`) the staged entries go in one NCCL group of sends and receives, and every
+//! GPU all-gathers the parts' sums and adds them in part order itself (the host's order: the same
+//! bits).
 //!
 //! - `Unfused`: standard CG. Per iteration: the halo of p, q = A p, the parts' partials of
 //!   (p, q) to the host, x += α p and r −= α q with the partials of (r, r) in the same kernel,
@@ -22,21 +25,33 @@
 //!   among them by size), the senders storing r's halo entries straight into the readers' local
 //!   vectors, every block of every device's kernel meeting at one bounded barrier twice an
 //!   iteration and adding all blocks' partials in one order (`multi/cg_kernels.cuh`); the host
-//!   reads the outcome. Needs cooperative launch, at most 8 parts a device, and peer access
-//!   between the devices.
+//!   reads the outcome.
+//! - `PersistentPipelined`: pipelined CG, CPU-free: `Pipelined`'s loop in one kernel per device,
+//!   one barrier an iteration (the reduction of (r, r) and (w, r) travels with w's halo), from
+//!   one checkpoint to the next; the host takes each checkpoint (every `replace_interval`
+//!   iterations: 50 in double, 10 in float), the switch to standard CG (then `Persistent`'s
+//!   kernel) and restarts, and relaunches.
+//! The CPU-free variants take `PeerStore` (the default for them): they need cooperative launch,
+//! at most 8 parts a device, and peer access between the devices. Their kernels apply CSR rows of
+//! 16 entries or more on average a warp per row (`CsrPartOperator::warp_rows`, the choice
+//! `csr_spmv` makes), other rows a thread per row.
 //!
 //! Reductions are reproducible: each part's partial is `relax::dot`'s deterministic sum over its
 //! owned entries, and the host adds the partials in part order, so for a given k a solve repeats
 //! bit for bit and every part uses the same scalars; no floating-point atomics. With one part,
 //! `MultiCG<..., Unfused>` computes what `CG<CsrOperator<T>, Unfused>` (or the stencil's
 //! operator) computes, bit for bit, checking every iteration, and `MultiCG<..., Persistent>`
-//! what `CG<..., Persistent>` computes on the same grid. With more parts the sums round
-//! differently, so iteration counts differ from k = 1 by a few.
+//! what `CG<..., Persistent>` computes on the same grid (for rows a thread applies: the
+//! single-domain kernel has no warp rows). With more parts the sums round differently, so
+//! iteration counts differ from k = 1 by a few.
 //!
 //! Stopping and reports are single-GPU CG's (`CgOptions`, `CgReport`): the criterion on the
-//! recurrence residual at every `check_interval` (Pipelined: every iteration, as its reference),
-//! the cap, breakdown and non-finite statuses, the true residual ‖b − A x‖₂ at the end,
-//! `residual_gap` and restarts.
+//! recurrence residual at every `check_interval` (the pipelined variants: every iteration, as
+//! their reference), the cap, breakdown and non-finite statuses, the true residual ‖b − A x‖₂ at
+//! the end, `residual_gap` and restarts. `PersistentPipelined` records history at each launch's
+//! end only.
+//!
+//! Not built: one process per GPU (`Nccl::comm`, `Nvshmem`) for CG.
 
 #include <relax/control/cg_report.hpp>
 #include <relax/control/stop.hpp>
@@ -988,6 +1003,7 @@ class MultiCG {
       if (part->lane != &lane) continue;
       auto& e = t.parts[t.count++];
       e.rows = part->op->rows();
+      e.warp_rows = part->op->warp_rows();
       e.owned = part->owned;
       e.offset = part->owned_offset;
       e.first_block = part->first_block;

@@ -16,13 +16,21 @@
 //!   barrier.
 //! Every block adds all blocks' partials (every part's, in part order) in the same order, so all
 //! take the same decision (`cg_done`) from the same scalars, and a solve repeats bit for bit.
+//!
+//! `split_cg_pipelined` (`MultiCG<Part, PersistentPipelined>`, below) is pipelined CG's loop with
+//! one barrier an iteration. Both kernels apply CSR rows that are long on average a warp per row
+//! (`each_product`), other rows a thread per row: on stand-ins of 47 and 83 entries a row a thread
+//! per row made the CPU-free CG 0.59× and 0.53× the host-controlled one, whose SpMV already took a
+//! warp per row (`docs/results/h200/bench_multi_cg.json`).
 
 #include <relax/core/arith.hpp>
 #include <relax/primitives/grid_barrier.cuh>
 #include <relax/primitives/reduce.cuh>
 #include <relax/solver/cg_kernels.cuh>
+#include <relax/sparse/device_csr.cuh>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace relax::detail {
 
@@ -31,11 +39,37 @@ inline constexpr int split_cg_max_parts = 8;
 //! Devices whose kernels share one barrier, at most (each block writes its partials on all).
 inline constexpr int split_cg_max_devices = 8;
 
+//! Whether `Rows` has `warp_row` (a warp per row: CSR rows).
+template <class Rows>
+struct has_warp_row : std::false_type {};
+template <class T>
+struct has_warp_row<CsrRows<T>> : std::true_type {};
+
+//! `f(e, v)` for every e in [0, count) with v = (A u)_{index(e)}, u read through `load`: a thread
+//! per e, or with `warp` (rows that have `warp_row`) a warp per e, v whole in lane 0, which alone
+//! calls f. `first` and `stride`: this thread's place among the threads of its part (whole warps).
+template <class Rows, class Index, class Load, class F>
+__device__ __forceinline__ void each_product(const Rows& rows, bool warp, std::int64_t count, std::int64_t first,
+                                             std::int64_t stride, const Index& index, const Load& load, F&& f) {
+  if constexpr (has_warp_row<Rows>::value) {
+    if (warp) {
+      const int lane = static_cast<int>(threadIdx.x % 32);
+      for (std::int64_t e = first / 32; e < count; e += stride / 32) {
+        const auto v = rows.warp_row(index(e), load, lane);
+        if (lane == 0) f(e, v);
+      }
+      return;
+    }
+  }
+  for (std::int64_t e = first; e < count; e += stride) f(e, rows.row(index(e), load));
+}
+
 //! One part in its device's kernel: its rows, its local vectors (owned entries at `offset`),
 //! its blocks and its outgoing transfers.
 template <class T, class Rows>
 struct SplitCgPart {
   Rows rows;
+  bool warp_rows = false;  //!< a warp per row (the part's `warp_rows()`)
   std::int64_t owned = 0, offset = 0, local_size = 0;
   T* x = nullptr;
   T* r[2] = {nullptr, nullptr};  //!< by iteration parity
@@ -95,6 +129,7 @@ __global__ void __launch_bounds__(dot_block, split_cg_min_blocks)
   // 0.575 ms an iteration at 4096² against 0.373 for the single-domain Persistent).
   const SplitCgPart<T, Rows>& part = t.parts[me];
   const Rows rows = part.rows;
+  const bool warp = has_warp_row<Rows>::value && part.warp_rows;  // compile-time false for stencil rows
   const std::int64_t owned = part.owned, off = part.offset, halo = part.local_size - part.owned;
   T* const x = part.x;
   T* const r0 = part.r[0];
@@ -131,13 +166,25 @@ __global__ void __launch_bounds__(dot_block, split_cg_min_blocks)
     const T alpha_prev = static_cast<T>(s.x_pending ? s.rr_prev / s.pq : 0.0);
     auto direction = [=](std::int64_t j) { return arith::add(r[j], arith::mul(b, p_old[j])); };
     double sum = 0.0;
-    for (std::int64_t k = first; k < owned; k += stride) {
-      if (s.x_pending) x[off + k] = arith::add(x[off + k], arith::mul(alpha_prev, p_old[off + k]));
-      const T pk = direction(off + k);
-      const T qk = rows.row(k, direction);
-      p_new[off + k] = pk;
-      q[k] = qk;
-      sum += static_cast<double>(pk) * static_cast<double>(qk);
+    if (!warp) {
+      for (std::int64_t k = first; k < owned; k += stride) {
+        if (s.x_pending) x[off + k] = arith::add(x[off + k], arith::mul(alpha_prev, p_old[off + k]));
+        const T pk = direction(off + k);
+        const T qk = rows.row(k, direction);
+        p_new[off + k] = pk;
+        q[k] = qk;
+        sum += static_cast<double>(pk) * static_cast<double>(qk);
+      }
+    } else {  // long rows: the vectors a thread an entry, the product a warp a row
+      for (std::int64_t k = first; k < owned; k += stride) {
+        if (s.x_pending) x[off + k] = arith::add(x[off + k], arith::mul(alpha_prev, p_old[off + k]));
+        p_new[off + k] = direction(off + k);
+      }
+      each_product(rows, true, owned, first, stride, [](std::int64_t k) { return k; }, direction,
+                   [&](std::int64_t k, T qk) {
+                     q[k] = qk;
+                     sum += static_cast<double>(direction(off + k)) * static_cast<double>(qk);
+                   });
     }
     for (std::int64_t h = first; h < halo; h += stride) {  // the halo's direction, formed here too
       const std::int64_t j = h < off ? h : h + owned;
@@ -222,6 +269,7 @@ struct SplitPipelinedState {
 template <class T, class Rows>
 struct SplitPipelinedPart {
   Rows rows;
+  bool warp_rows = false;
   std::int64_t owned = 0, offset = 0;
   T* x = nullptr;
   T* r = nullptr;
@@ -253,6 +301,7 @@ __global__ void __launch_bounds__(dot_block, split_cg_min_blocks)
   const int me = split_part_of_block(t);
   const SplitPipelinedPart<T, Rows>& part = t.parts[me];
   const Rows rows = part.rows;
+  const bool warp = has_warp_row<Rows>::value && part.warp_rows;  // compile-time false for stencil rows
   const std::int64_t owned = part.owned, off = part.offset;
   T* const x = part.x;
   T* const r = part.r;
@@ -326,16 +375,14 @@ __global__ void __launch_bounds__(dot_block, split_cg_min_blocks)
     const T* const z = odd ? z1 : z0;
     T* const w_next = odd ? w0 : w1;
     T* const z_next = odd ? z0 : z1;
-    // z of owned row i (m = A w formed here): the owner's and every sender's the same operations.
-    auto z_of = [=](std::int64_t i) {
-      const T m = rows.row(i, [=](std::int64_t c) { return w[c]; });
-      return first_it ? m : arith::add(m, arith::mul(be, z[off + i]));
-    };
+    // z of owned row i from m = (A w)_i: the owner's and every sender's the same operations.
+    auto z_of = [=](std::int64_t i, T m) { return first_it ? m : arith::add(m, arith::mul(be, z[off + i])); };
+    auto w_load = [=](std::int64_t c) { return w[c]; };
     SumPair v;
-    for (std::int64_t k = first; k < owned; k += stride) {
+    each_product(rows, warp, owned, first, stride, [](std::int64_t k) { return k; }, w_load, [&](std::int64_t k, T m) {
       const std::int64_t l = off + k;
       const T wk = w[l], rk = r[l];
-      const T zk = z_of(k);
+      const T zk = z_of(k, m);
       const T sk = first_it ? wk : arith::add(wk, arith::mul(be, s[l]));
       const T pk = first_it ? rk : arith::add(rk, arith::mul(be, p[l]));
       const T r_new = arith::sub(rk, arith::mul(a, sk));
@@ -348,14 +395,15 @@ __global__ void __launch_bounds__(dot_block, split_cg_min_blocks)
       w_next[l] = w_new;
       v.first += static_cast<double>(r_new) * static_cast<double>(r_new);
       v.second += static_cast<double>(w_new) * static_cast<double>(r_new);
-    }
+    });
     for (unsigned n = links_begin; n < links_end; ++n) {  // the readers' halos of the next w
       const SplitCgLink<T> link = t.links[n];
       T* const dst = odd ? link.dst[0] : link.dst[1];
-      for (std::int64_t e = first; e < link.count; e += stride) {
-        const std::int64_t i = link.indices ? link.indices[e] : link.first + e;
-        dst[e] = arith::sub(w[off + i], arith::mul(a, z_of(i)));
-      }
+      auto owned_of = [link](std::int64_t e) { return link.indices ? link.indices[e] : link.first + e; };
+      each_product(rows, warp, link.count, first, stride, owned_of, w_load, [&](std::int64_t e, T m) {
+        const std::int64_t i = owned_of(e);
+        dst[e] = arith::sub(w[off + i], arith::mul(a, z_of(i, m)));
+      });
     }
     publish((j + 1) % 2, v);
     st.gamma_prev = gamma;

@@ -89,6 +89,9 @@ class CsrPartOperator {
   //! Its rows for device code: `row(i, load)` is (A v)_i for owned row i, v read through
   //! `load(local column)` (the CPU-free CG's kernel).
   rows_type rows() const { return {row_ptr_.data(), col_.data(), val_.data()}; }
+  //! Whether its rows are long enough for a warp per row (`apply` chooses the same way; the
+  //! CPU-free CG's kernels then use `rows().warp_row`).
+  bool warp_rows() const { return static_cast<double>(nnz_) >= detail::warp_per_row_min_mean * static_cast<double>(rows_); }
 
  private:
   std::int64_t rows_ = 0, nnz_ = 0;
@@ -139,6 +142,7 @@ class StencilSlabOperator {
   }
 
   rows_type rows() const { return {rows_, first_ * line_, shift_}; }
+  bool warp_rows() const { return false; }  //!< a stencil's rows are short: a thread per row
 
  private:
   StencilRows<S> rows_;

@@ -64,8 +64,8 @@ void csr_spmv(std::int64_t rows, std::int64_t nnz, const std::int64_t* row_ptr, 
 
 }  // namespace detail
 
-//! The rows of a device CSR matrix, for kernels that compute (A p)_i themselves (fused CG); the
-//! arithmetic of `spmv_thread_per_row`.
+//! The rows of a device CSR matrix, for kernels that compute (A p)_i themselves (fused CG): `row`
+//! is the arithmetic of `spmv_thread_per_row`, `warp_row` that of `spmv_warp_per_row`.
 template <class T>
 struct CsrRows {
   const std::int64_t* row_ptr;
@@ -76,6 +76,15 @@ struct CsrRows {
   __device__ T row(std::int64_t i, const Load& load) const {
     T sum = T(0);
     for (std::int64_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) sum += val[k] * load(col[k]);
+    return sum;
+  }
+  //! Warp-level (all 32 lanes of a warp, the same i): (A p)_i, whole in lane 0 (`lane`), each lane
+  //! reading every 32nd entry of the row, coalesced.
+  template <class Load>
+  __device__ T warp_row(std::int64_t i, const Load& load, int lane) const {
+    T sum = T(0);
+    for (std::int64_t k = row_ptr[i] + lane; k < row_ptr[i + 1]; k += 32) sum += val[k] * load(col[k]);
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
     return sum;
   }
 };
