@@ -52,7 +52,7 @@ double relative_error(const std::vector<double>& x, const std::vector<double>& e
 }
 
 bool report(const char* name, const relax::CgReport& r, double error, double bound, bool repeated) {
-  std::printf("%-11s %-10s %5lld iterations  |b-Ax|/|b| %.2e  error %.2e  %8.2f ms  %s\n", name,
+  std::printf("%-19s %-10s %5lld iterations  |b-Ax|/|b| %.2e  error %.2e  %8.2f ms  %s\n", name,
               relax::to_string(r.status), static_cast<long long>(r.iterations), r.relative_true_residual(), error,
               r.time_ms, repeated ? "repeats bit for bit" : "DIFFERS ON REPEAT");
   return r.converged() && error <= bound && repeated;

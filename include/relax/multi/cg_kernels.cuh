@@ -21,7 +21,9 @@
 //! one barrier an iteration. Both kernels apply CSR rows that are long on average a warp per row
 //! (`each_product`), other rows a thread per row: on stand-ins of 47 and 83 entries a row a thread
 //! per row made the CPU-free CG 0.59× and 0.53× the host-controlled one, whose SpMV already took a
-//! warp per row (`docs/results/h200/bench_multi_cg.json`).
+//! warp per row (`docs/results/h200/bench_multi_cg.json`). With warp rows the standard kernel
+//! forms p (halo included) first and meets a third barrier before the product, which then loads
+//! p once an entry instead of r and the old p.
 
 #include <relax/core/arith.hpp>
 #include <relax/primitives/grid_barrier.cuh>
@@ -46,17 +48,26 @@ template <class T>
 struct has_warp_row<CsrRows<T>> : std::true_type {};
 
 //! `f(e, v)` for every e in [0, count) with v = (A u)_{index(e)}, u read through `load`: a thread
-//! per e, or with `warp` (rows that have `warp_row`) a warp per e, v whole in lane 0, which alone
-//! calls f. `first` and `stride`: this thread's place among the threads of its part (whole warps).
+//! per e, or with `warp` (rows that have `warp_row`) a warp per row. Each warp then takes 32
+//! consecutive e's, one row after another, lane j keeping row j's v, and calls f once per lane
+//! for its own e: the work around the product stays coalesced (f called by lane 0 alone, for
+//! every row, made the pipelined kernel 1.7x slower on the 47-entry stand-in,
+//! `bench_multi_cg_iter_c36d9b5_3.json`). `first` and `stride`: this thread's place among the
+//! threads of its part (whole warps).
 template <class Rows, class Index, class Load, class F>
 __device__ __forceinline__ void each_product(const Rows& rows, bool warp, std::int64_t count, std::int64_t first,
                                              std::int64_t stride, const Index& index, const Load& load, F&& f) {
   if constexpr (has_warp_row<Rows>::value) {
     if (warp) {
       const int lane = static_cast<int>(threadIdx.x % 32);
-      for (std::int64_t e = first / 32; e < count; e += stride / 32) {
-        const auto v = rows.warp_row(index(e), load, lane);
-        if (lane == 0) f(e, v);
+      for (std::int64_t base = first / 32 * 32; base < count; base += stride) {
+        const int n = static_cast<int>(count - base < 32 ? count - base : 32);
+        decltype(rows.warp_row(index(base), load, lane)) mine{};
+        for (int j = 0; j < n; ++j) {
+          const auto v = __shfl_sync(0xffffffffu, rows.warp_row(index(base + j), load, lane), 0);
+          if (lane == j) mine = v;
+        }
+        if (lane < n) f(base + lane, mine);
       }
       return;
     }
@@ -175,20 +186,29 @@ __global__ void __launch_bounds__(dot_block, split_cg_min_blocks)
         q[k] = qk;
         sum += static_cast<double>(pk) * static_cast<double>(qk);
       }
-    } else {  // long rows: the vectors a thread an entry, the product a warp a row
+    } else {  // long rows: p first, then the product a warp a row, reading p (one load an entry)
       for (std::int64_t k = first; k < owned; k += stride) {
         if (s.x_pending) x[off + k] = arith::add(x[off + k], arith::mul(alpha_prev, p_old[off + k]));
         p_new[off + k] = direction(off + k);
       }
-      each_product(rows, true, owned, first, stride, [](std::int64_t k) { return k; }, direction,
-                   [&](std::int64_t k, T qk) {
-                     q[k] = qk;
-                     sum += static_cast<double>(direction(off + k)) * static_cast<double>(qk);
-                   });
     }
     for (std::int64_t h = first; h < halo; h += stride) {  // the halo's direction, formed here too
       const std::int64_t j = h < off ? h : h + owned;
       p_new[j] = direction(j);
+    }
+    if (warp) {
+      // Every part's p, halo included, before any row reads it: a third barrier an iteration,
+      // cheaper on long rows than forming p on the fly (two loads an entry).
+      if (!barrier.arrive_and_wait()) {
+        s.status = cg_barrier_failed;
+        break;
+      }
+      const T* const p_read = p_new;
+      each_product(rows, true, owned, first, stride, [](std::int64_t k) { return k; },
+                   [=](std::int64_t c) { return p_read[c]; }, [&](std::int64_t k, T qk) {
+                     q[k] = qk;
+                     sum += static_cast<double>(p_read[off + k]) * static_cast<double>(qk);
+                   });
     }
     s.x_pending = 0;
     publish(true, sum);
