@@ -261,6 +261,49 @@ TEST_CASE("CG on 1, 2 and 3 parts of one GPU on SPD matrices, generated and real
   }
 }
 
+// A symmetric band matrix whose rows are long in the first half and short in the second: A_ij
+// ≠ 0 for |i − j| ≤ 15 where min(i, j) < n / 2, ≤ 2 elsewhere; diagonally dominant.
+relax::Csr<double> long_then_short(std::int64_t n) {
+  relax::Csr<double> a;
+  a.rows = a.cols = n;
+  a.row_ptr.push_back(0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    double sum = 0.0;
+    std::size_t diagonal = 0;
+    for (std::int64_t j = std::max<std::int64_t>(0, i - 15); j <= std::min<std::int64_t>(n - 1, i + 15); ++j) {
+      if (std::abs(i - j) > (std::min(i, j) < n / 2 ? 15 : 2)) continue;
+      if (i == j) diagonal = a.values.size();
+      a.col_idx.push_back(static_cast<std::int32_t>(j));
+      a.values.push_back(i == j ? 0.0 : -1.0 / (1.0 + static_cast<double>(std::abs(i - j))));
+      sum += std::abs(a.values.back());
+    }
+    a.values[diagonal] = sum * 1.01;
+    a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
+  }
+  return a;
+}
+
+TEST_CASE("the CPU-free CG on parts whose rows differ in length: one way to apply them for all", "[multi_cg]") {
+  const relax::Csr<double> a = long_then_short(4000);
+  {
+    const auto split = relax::split_csr(a, one_gpu(2));
+    REQUIRE(split.parts[0].warp_rows());  // the parts alone would choose differently
+    REQUIRE_FALSE(split.parts[1].warp_rows());
+  }
+  relax::CgOptions options;
+  options.rel_tol = 1e-10;
+  const relax::CsrOperator<double> global(a);
+  const std::vector<double> b = relax::testing::ones_rhs(a);
+  const std::function<std::vector<double>(const std::vector<double>&)> multiply = [&](const std::vector<double>& x) {
+    return global_multiply(global, x);
+  };
+  for (int k : {2, 3}) {
+    INFO(k << " parts");
+    solve_checked<relax::Persistent>(relax::split_csr(a, one_gpu(k)), b, options, multiply);
+    solve_checked<relax::PersistentPipelined>(relax::split_csr(a, one_gpu(k)), b, options, multiply);
+  }
+}
+
 TEST_CASE("CG on several parts refuses bad input with a clear error", "[multi_cg][validation]") {
   const relax::Csr<double> a = relax::testing::scaled_poisson(4, 1.0);  // 16 rows
   relax::Csr<double> asymmetric = a;

@@ -32,9 +32,9 @@
 //!   iterations: 50 in double, 10 in float), the switch to standard CG (then `Persistent`'s
 //!   kernel) and restarts, and relaunches.
 //! The CPU-free variants take `PeerStore` (the default for them): they need cooperative launch,
-//! at most 8 parts a device, and peer access between the devices. Their kernels apply CSR rows of
-//! 16 entries or more on average a warp per row (`CsrPartOperator::warp_rows`, the choice
-//! `csr_spmv` makes), other rows a thread per row.
+//! at most 8 parts a device, and peer access between the devices. Their kernels apply CSR rows a
+//! warp per row where every part's rows hold 16 entries or more on average
+//! (`CsrPartOperator::warp_rows`, the choice `csr_spmv` makes), a thread per row otherwise.
 //!
 //! Reductions are reproducible: each part's partial is `relax::dot`'s deterministic sum over its
 //! owned entries, and the host adds the partials in part order, so for a given k a solve repeats
@@ -887,6 +887,9 @@ class MultiCG {
   // each other's memory by peer access.
   void prepare_persistent() {
     const bool system = lanes_.size() > 1;
+    // A warp a row for every part or for none: with warp rows the standard kernel meets a third
+    // barrier an iteration, so parts that chose differently would never meet.
+    warp_rows_ = std::all_of(op_.parts.begin(), op_.parts.end(), [](const Part& p) { return p.warp_rows(); });
     if (lanes_.size() > static_cast<std::size_t>(detail::split_cg_max_devices))
       throw invalid_argument("devices", std::to_string(lanes_.size()),
                              "at most " + std::to_string(detail::split_cg_max_devices) +
@@ -1003,7 +1006,7 @@ class MultiCG {
       if (part->lane != &lane) continue;
       auto& e = t.parts[t.count++];
       e.rows = part->op->rows();
-      e.warp_rows = part->op->warp_rows();
+      e.warp_rows = warp_rows_;
       e.owned = part->owned;
       e.offset = part->owned_offset;
       e.first_block = part->first_block;
@@ -1141,6 +1144,7 @@ class MultiCG {
   PinnedBuffer<double> host_totals_{4};    // collective Comm: the first device's totals
   // Persistent.
   unsigned total_blocks_ = 0;
+  bool warp_rows_ = false;  // every part's rows a warp a row (the CPU-free kernels)
   DeviceBuffer<detail::GridBarrierState> barrier_;  // on the first device
   PinnedBuffer<detail::CgDeviceState> host_state_{1};
   PinnedBuffer<detail::SplitPipelinedState> host_pipelined_{1};
