@@ -3,7 +3,9 @@
 // (HostCopy) bit for bit (iterate, iterations, residuals), since every GPU adds the all-gathered
 // sums in the order the host adds them; the same with every transfer routed through NCCL's send
 // and receive (to its own rank), so one GPU exercises them; on the Poisson operators and SPD
-// matrices, generated and real. A communicator of the program's is refused with a clear error.
+// matrices, generated and real. With the program's communicator of one rank (one process per
+// GPU, alone here) and `split_csr_of_rank`: the same bits; a split for another rank count, or
+// one rank's parts without that communicator, refused with a clear error.
 #include <catch2/catch.hpp>
 
 #include "matrices.hpp"
@@ -29,10 +31,10 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
 // bit for bit; `routed`: every transfer through NCCL's send and receive.
 template <class Variant, class Split, class T>
 void check_nccl_equals_host_copy(const Split& split, const std::vector<T>& b, const relax::CgOptions& options,
-                                 bool routed) {
+                                 bool routed, const relax::Nccl& comm = {}) {
   using Part = typename decltype(split())::part_type;
   relax::MultiCG<Part, Variant> host(split(), options);
-  relax::MultiCG<Part, Variant, relax::Nccl> nccl(split(), options);
+  relax::MultiCG<Part, Variant, relax::Nccl> nccl(split(), options, comm);
   if (routed) nccl.route_every_transfer_through_comm_for_testing();
   std::vector<T> want(b.size(), T(0)), got(b.size(), T(0));
   const relax::CgReport w = host.solve(b, want);
@@ -85,11 +87,36 @@ TEST_CASE("CG with NCCL on one rank is CG with HostCopy, bit for bit", "[multi_c
   }
 }
 
-TEST_CASE("CG with NCCL refuses a communicator of the program's", "[multi_cg][nccl][validation]") {
+TEST_CASE("CG with the program's NCCL communicator of one rank is CG with HostCopy, bit for bit",
+          "[multi_cg][nccl]") {
+  const relax::testing::OneNcclRank rank;
+  relax::Nccl comm;
+  comm.comm = rank.comm;
+  relax::CgOptions options;
+  options.rel_tol = 1e-8;
+  options.replace_interval = 7;
+  const relax::Csr<double> a = relax::testing::read_real_matrix(RELAX_TEST_DATA_DIR, "bcsstk14");
+  const std::vector<double> b = relax::testing::ones_rhs(a);
+  for (int k : {1, 2, 3})
+    for (const bool routed : {false, true}) {
+      INFO(k << " parts on rank 0 of 1" << (routed ? ", every transfer through NCCL" : ""));
+      auto split = [&] { return relax::split_csr_of_rank(a, k, 1, 0, 0, relax::Balance::nonzeros); };
+      check_nccl_equals_host_copy<relax::Unfused>(split, b, options, routed, comm);
+      check_nccl_equals_host_copy<relax::Pipelined>(split, b, options, routed, comm);
+    }
+}
+
+TEST_CASE("CG with NCCL refuses a split for other ranks with a clear error", "[multi_cg][nccl][validation]") {
   const relax::testing::OneNcclRank rank;
   relax::Nccl comm;
   comm.comm = rank.comm;
   const relax::Csr<double> a = relax::testing::scaled_poisson(4, 1.0);
   using Cg = relax::MultiCG<relax::CsrPartOperator<double>, relax::Unfused, relax::Nccl>;
-  CHECK_THROWS_WITH(Cg(relax::split_csr(a, {0}), {}, comm), Catch::Contains("Nccl::comm") && Catch::Contains("one process"));
+  // Rank 0 of 2 holds part 0 of 3; the communicator has one rank, whose parts are all three.
+  CHECK_THROWS_WITH(Cg(relax::split_csr_of_rank(a, 3, 2, 0, 0), {}, comm), Catch::Contains("rank 0's parts"));
+  // One rank's parts without the program's communicator.
+  CHECK_THROWS_WITH((relax::MultiCG<relax::CsrPartOperator<double>, relax::Unfused>(relax::split_csr_of_rank(a, 3, 2, 1, 0))),
+                    Catch::Contains("every part"));
+  CHECK_THROWS_WITH(Cg(relax::split_csr_of_rank(a, 3, 2, 1, 0)), Catch::Contains("every part"));
+  CHECK_THROWS_WITH(relax::split_csr_of_rank(a, 1, 2, 0, 0), Catch::Contains("parts"));
 }

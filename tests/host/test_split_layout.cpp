@@ -166,3 +166,30 @@ TEST_CASE("a kernel's blocks shared among the parts of a device: by size, each a
   CHECK_THROWS_WITH(relax::share_blocks({5, 5, 5}, 2), Catch::Contains("at least one per part"));
   CHECK_THROWS_WITH(relax::share_blocks({}, 4), Catch::Contains("at least one part"));
 }
+
+TEST_CASE("parts dealt to ranks: consecutive runs, as even as can be, each part's rank found back",
+          "[split_layout]") {
+  for (int ranks = 1; ranks <= 5; ++ranks)
+    for (int parts = ranks; parts <= 13; ++parts) {
+      INFO(parts << " parts, " << ranks << " ranks");
+      int next = 0, fewest = parts, most = 0;
+      for (int r = 0; r < ranks; ++r) {
+        const relax::RankParts held = relax::rank_parts(parts, ranks, r);
+        CHECK(held.first == next);
+        CHECK(held.count >= 1);
+        fewest = std::min(fewest, held.count);
+        most = std::max(most, held.count);
+        for (int p = held.first; p < held.first + held.count; ++p) CHECK(relax::rank_of_part(p, parts, ranks) == r);
+        next = held.first + held.count;
+      }
+      CHECK(next == parts);
+      CHECK(most - fewest <= 1);
+    }
+  const relax::RankParts seven = relax::rank_parts(7, 3, 1);
+  CHECK(seven.first == 2);
+  CHECK(seven.count == 2);
+  CHECK_THROWS_WITH(relax::rank_parts(2, 3, 0), Catch::Contains("parts"));
+  CHECK_THROWS_WITH(relax::rank_parts(4, 2, 2), Catch::Contains("rank"));
+  CHECK_THROWS_WITH(relax::rank_parts(4, 0, 0), Catch::Contains("ranks"));
+  CHECK_THROWS_WITH(relax::rank_of_part(4, 4, 2), Catch::Contains("part"));
+}

@@ -51,7 +51,8 @@
 //! the end, `residual_gap` and restarts. `PersistentPipelined` records history at each launch's
 //! end only.
 //!
-//! Not built: one process per GPU (`Nccl::comm`, `Nvshmem`) for CG.
+//! One process per GPU: `Nccl` with the program's communicator, each process holding its rank's
+//! parts (`split_csr_of_rank`; `multi/cg_nccl.cuh`). Not built: `Nvshmem` for CG.
 
 #include <relax/control/cg_report.hpp>
 #include <relax/control/stop.hpp>
@@ -237,16 +238,22 @@ class MultiCG {
   using T = value_type;
 
   //! A solver on `op`'s parts; every part's vectors are allocated on its device.
-  //! \throws relax::invalid_argument for bad options; relax::unavailable_error without a GPU.
-  //! With `Nccl`, one communicator of one rank per device of `op` (parts on one device share its rank).
-  //! \throws relax::invalid_argument for bad options; relax::unavailable_error without a GPU.
+  //! With `Nccl`, one communicator of one rank per device of `op` (parts on one device share its
+  //! rank), or with `Nccl::comm` the program's: this process is its rank r of R, `op` holds rank
+  //! r's parts (`split_csr_of_rank(..., R, r, its device)`), and every process constructs and
+  //! solves together.
+  //! \throws relax::invalid_argument for bad options, or a split that holds only some parts
+  //!         without the program's communicator of the rank that holds them;
+  //!         relax::unavailable_error without a GPU.
   MultiCG(SplitOperator<Part> op, CgOptions options = {}, Comm comm = {})
       : op_(std::move(op)), options_((options.validate(), options)) {
     if (device_count() == 0)
       throw unavailable_error("relax::MultiCG needs a CUDA device and none is present; use relax::reference::cg_split");
     op_.layout.validate();
-    detail::require(op_.devices.size() == op_.parts.size() && op_.layout.parts.size() == op_.parts.size(),
-                    "split operator", op_.parts.size(), "one device and one layout entry per part");
+    detail::require(op_.devices.size() == op_.parts.size() && op_.size() >= 1 && op_.first_held >= 0 &&
+                        op_.first_held + op_.size() <= op_.total(),
+                    "split operator", op_.parts.size(), "one device per held part, the parts held among the layout's");
+    first_held_ = op_.first_held;
     // One stream per device, shared by the parts on it: their work is ordered by the stream
     // itself, and only transfers between devices need events.
     for (std::size_t p = 0; p < op_.parts.size(); ++p) {
@@ -266,22 +273,40 @@ class MultiCG {
       lane_devices.push_back(lanes_[i]->device);
     }
     transport_ = std::make_unique<detail::SplitTransport<Comm>>(lane_devices, comm);
+    bool program = false;  // the program's communicator: this process one rank of several
+    if constexpr (collective) {
+      program = transport_->program();
+      if (program) {
+        lanes_.front()->rank = transport_->rank();
+        const RankParts mine = rank_parts(op_.total(), transport_->ranks(), transport_->rank());
+        detail::require(mine.first == op_.first_held && mine.count == op_.size(), "split operator", op_.first_held,
+                        ("rank " + std::to_string(transport_->rank()) + "'s parts of " + std::to_string(op_.total()) +
+                         " (split_csr_of_rank with the communicator's ranks)")
+                            .c_str());
+      }
+    }
+    if (!program)
+      detail::require(op_.whole(), "split operator", op_.size(),
+                      "every part of the split (one rank's parts need relax::Nccl with the program's communicator)");
     if constexpr (collective) prepare_collective_sums();
-    // Each sender's indexed transfers: their indices one after another, packed into staging.
+    // Each held sender's indexed transfers: their indices one after another, packed into staging.
+    // A transfer between this process and another (a rank that holds the other end) is across.
     std::vector<std::vector<std::int64_t>> indices(parts_.size());
     for (const HaloTransfer& h : op_.layout.transfers) {
-      Link l{h.from, h.to, h.count, h.first, h.receive_offset, -1,
-             op_.devices[static_cast<std::size_t>(h.from)] != op_.devices[static_cast<std::size_t>(h.to)]};
+      const PartState* from = part_at(h.from);
+      const PartState* to = part_at(h.to);
+      if (!from && !to) continue;
+      Link l{h.from, h.to, h.count, h.first, h.receive_offset, -1, !from || !to || from->device != to->device};
       across_devices_ = across_devices_ || l.across;
-      if (!h.indices.empty()) {
-        auto& list = indices[static_cast<std::size_t>(h.from)];
+      if (from && !h.indices.empty()) {
+        auto& list = indices[static_cast<std::size_t>(h.from - first_held_)];
         l.packed_at = static_cast<std::int64_t>(list.size());
         list.insert(list.end(), h.indices.begin(), h.indices.end());
       }
       links_.push_back(l);
     }
     indices_ = std::move(indices);
-    for (std::size_t p = 0; p < parts_.size(); ++p) parts_[p]->set_indices(indices_[p], staged(p));
+    set_all_indices();
     if constexpr (persistent) prepare_persistent();
   }
 
@@ -291,7 +316,7 @@ class MultiCG {
     static_assert(collective, "a collective Comm (relax::Nccl)");
     for (Link& l : links_) l.across = true;
     across_devices_ = !links_.empty();
-    for (std::size_t p = 0; p < parts_.size(); ++p) parts_[p]->set_indices(indices_[p], staged(p));
+    set_all_indices();
   }
 
   //! The CPU-free variant's blocks on each device (in the order devices first appear among the
@@ -310,12 +335,13 @@ class MultiCG {
     timeout_ns_ = blocks > 0 ? timeout_ns : default_timeout_ns;
   }
 
-  int size() const { return static_cast<int>(parts_.size()); }
+  int size() const { return static_cast<int>(parts_.size()); }  //!< the parts this process holds
   const SplitLayout& layout() const { return op_.layout; }
   const CgOptions& options() const { return options_; }
 
   //! Solves A x = b from the initial guess in `x`, both global host vectors (part p owns its
-  //! layout's slice). Blocks until done; the report carries the true residual of the returned x.
+  //! layout's slice; a process that holds some parts reads and writes only theirs). Blocks until
+  //! done; the report carries the true residual of the returned x.
   //! \throws relax::invalid_argument for vectors not one value per unknown.
   CgReport solve(const std::vector<T>& b, std::vector<T>& x) {
     const std::int64_t n = op_.layout.global_size();
@@ -338,8 +364,8 @@ class MultiCG {
     });
   }
 
-  //! Solves with device vectors: `b[p]` and `x[p]` hold part p's owned entries
-  //! (`layout().parts[p].owned` values) on its device; `x[p]` is the initial guess and receives
+  //! Solves with device vectors: `b[i]` and `x[i]` hold held part i's owned entries (part
+  //! first_held + i: `layout().parts[first_held + i].owned` values) on its device; `x[p]` is the initial guess and receives
   //! the solution. `b` is read in place, `x` copied in and out. Blocks until done.
   //! \throws relax::invalid_argument for lists not one pointer per part, or a null pointer.
   CgReport solve(const std::vector<const T*>& b, const std::vector<T*>& x) {
@@ -354,7 +380,7 @@ class MultiCG {
                                        cudaMemcpyDeviceToDevice, part.lane->stream.get()));
     }
     return run([&](PartState& part) {
-      RELAX_CUDA_CHECK(cudaMemcpyAsync(x[part.index],
+      RELAX_CUDA_CHECK(cudaMemcpyAsync(x[part.index - static_cast<std::size_t>(first_held_)],
                                        part.owned_of(vx), static_cast<std::size_t>(part.owned) * sizeof(T),
                                        cudaMemcpyDeviceToDevice, part.lane->stream.get()));
     });
@@ -387,7 +413,7 @@ class MultiCG {
   };
 
   struct PartState {
-    std::size_t index = 0;
+    std::size_t index = 0;  // among all parts of the split
     int device = 0;
     Lane* lane = nullptr;
     const T* rhs = nullptr;  // b of this solve: `b` below, or the caller's device array
@@ -410,15 +436,16 @@ class MultiCG {
     double* out = nullptr;  // where the kernels write the part's 4 sums
     int slot = 0;           // its place among its device's parts
 
-    PartState(const SplitOperator<Part>& s, std::size_t p, Lane* l)
-        : index(p),
-          device(s.devices[p]),
+    // Held part i of `s` (part first_held + i of its layout).
+    PartState(const SplitOperator<Part>& s, std::size_t i, Lane* l)
+        : index(static_cast<std::size_t>(s.first_held) + i),
+          device(s.devices[i]),
           lane(l),
-          owned(s.layout.parts[p].owned),
-          owned_offset(s.layout.parts[p].owned_offset),
-          local_size(s.layout.parts[p].local_size),
-          global_first(s.layout.parts[p].global_first),
-          op(&s.parts[p]),
+          owned(s.layout.parts[index].owned),
+          owned_offset(s.layout.parts[index].owned_offset),
+          local_size(s.layout.parts[index].local_size),
+          global_first(s.layout.parts[index].global_first),
+          op(&s.parts[i]),
           scope(std::make_unique<detail::DeviceScope>(device)),
           partials(2 * detail::dot_blocks),
           arrivals(1),
@@ -477,12 +504,32 @@ class MultiCG {
     bool across;  // between two devices: staged, copied, ordered by events
   };
 
-  // Whether part p sends indexed entries to a part on another device (then it stages them).
+  // Whether part p (of the split) sends indexed entries across (then it stages them).
   std::size_t staged(std::size_t p) const {
     std::size_t n = 0;
     for (const Link& l : links_)
       if (l.from == static_cast<int>(p) && l.across && l.packed_at >= 0) n += static_cast<std::size_t>(l.count);
     return n;
+  }
+
+  // Part g of the split if this process holds it, else null.
+  PartState* part_at(int g) const {
+    const int i = g - first_held_;
+    return i >= 0 && i < static_cast<int>(parts_.size()) ? parts_[static_cast<std::size_t>(i)].get() : nullptr;
+  }
+
+  // Every held part's packed indices and staging.
+  void set_all_indices() {
+    for (std::size_t i = 0; i < parts_.size(); ++i) parts_[i]->set_indices(indices_[i], staged(parts_[i]->index));
+  }
+
+  // The rank of part g with a collective Comm: the rank that holds it (the program's
+  // communicator), or its device's.
+  int rank_of(int g) const {
+    if constexpr (collective) {
+      if (transport_->program()) return rank_of_part(g, static_cast<int>(op_.layout.parts.size()), transport_->ranks());
+    }
+    return part_at(g)->lane->rank;
   }
 
   // Runs `launch(part)` (which writes sums[0 .. count)) on every part and returns the total of
@@ -507,8 +554,9 @@ class MultiCG {
       });
       for (auto& lane : lanes_) {
         const detail::DeviceScope on(lane->device);
-        detail::split_add_parts<<<1, 32, 0, lane->stream.get()>>>(lane->gathered_sums.data(), lane->part_order.data(),
-                                                                  size(), lane->totals.data());
+        detail::split_add_parts<<<1, 32, 0, lane->stream.get()>>>(
+            lane->gathered_sums.data(), lane->part_order.data(), static_cast<int>(op_.layout.parts.size()),
+            lane->totals.data());
         RELAX_CUDA_CHECK_LAUNCH();
       }
       Lane& home = *lanes_.front();
@@ -537,25 +585,35 @@ class MultiCG {
     return totals[0];
   }
 
-  // Collective Comm: each device's buffers of the parts' sums, `sum_slots_` parts a device (the
-  // most any holds), and where part p's sums land after the all-gather.
+  // Collective Comm: each rank's buffer of its parts' sums (`sum_slots_` parts: the most a rank
+  // holds), every rank's after the all-gather, and where part g's sums land among those.
   void prepare_collective_sums() {
-    std::vector<int> held(lanes_.size(), 0), order;
-    for (auto& part : parts_) {
-      part->slot = held[static_cast<std::size_t>(part->lane->rank)]++;
-      sum_slots_ = std::max(sum_slots_, part->slot + 1);
+    const int total = static_cast<int>(op_.layout.parts.size());
+    std::vector<int> slot_of(static_cast<std::size_t>(total), 0), order;
+    int ranks = static_cast<int>(lanes_.size());
+    if constexpr (collective) {
+      if (transport_->program()) ranks = transport_->ranks();
     }
-    for (auto& part : parts_) order.push_back(part->lane->rank * sum_slots_ + part->slot);
+    std::vector<int> held(static_cast<std::size_t>(ranks), 0);
+    for (int g = 0; g < total; ++g) {  // every part, held here or not: the same table on every rank
+      const int r = rank_of(g);
+      slot_of[static_cast<std::size_t>(g)] = held[static_cast<std::size_t>(r)]++;
+      sum_slots_ = std::max(sum_slots_, slot_of[static_cast<std::size_t>(g)] + 1);
+    }
+    for (int g = 0; g < total; ++g) order.push_back(rank_of(g) * sum_slots_ + slot_of[static_cast<std::size_t>(g)]);
     for (auto& lane : lanes_) {
       const detail::DeviceScope on(lane->device);
       lane->local_sums = DeviceBuffer<double>(std::size_t{4} * sum_slots_);
-      lane->gathered_sums = DeviceBuffer<double>(std::size_t{4} * sum_slots_ * lanes_.size());
+      lane->gathered_sums = DeviceBuffer<double>(std::size_t{4} * sum_slots_ * static_cast<std::size_t>(ranks));
       lane->totals = DeviceBuffer<double>(4);
       lane->part_order = DeviceBuffer<int>(order.size());
       RELAX_CUDA_CHECK(cudaMemset(lane->local_sums.data(), 0, lane->local_sums.bytes()));
       RELAX_CUDA_CHECK(cudaMemcpy(lane->part_order.data(), order.data(), lane->part_order.bytes(), cudaMemcpyHostToDevice));
     }
-    for (auto& part : parts_) part->out = part->lane->local_sums.data() + 4 * part->slot;
+    for (auto& part : parts_) {
+      part->slot = slot_of[part->index];
+      part->out = part->lane->local_sums.data() + 4 * part->slot;
+    }
   }
 
   // Every part's halo of vector `which` from its neighbours. On one device the sender's stream
@@ -564,14 +622,15 @@ class MultiCG {
   // previous product (which read the halo), stages indexed entries, copies them with
   // `cudaMemcpyPeerAsync`, and the reader's stream waits for the sender's. With a collective
   // Comm the staged entries go in one group of sends and receives instead, each on its own
-  // device's stream (the receive follows the reader's product, the next staging the send).
+  // device's stream (the receive follows the reader's product, the next staging the send); a
+  // process sends what its parts send and receives what they receive.
   void exchange(Vec which) {
     for (const Link& l : links_) {
-      PartState& from = *parts_[static_cast<std::size_t>(l.from)];
-      PartState& to = *parts_[static_cast<std::size_t>(l.to)];
+      PartState* const sender = part_at(l.from);
+      if (!sender) continue;  // another rank's part: it sends
+      PartState& from = *sender;
       const detail::DeviceScope on(from.device);
       const cudaStream_t stream = from.lane->stream.get();
-      T* dst = to.v[static_cast<std::size_t>(which)].data() + l.receive_offset;
       if (collective && l.across) {
         if (l.packed_at >= 0) {
           detail::gather_kernel<<<detail::vector_blocks(l.count), 256, 0, stream>>>(
@@ -580,6 +639,8 @@ class MultiCG {
         }
         continue;
       }
+      PartState& to = *part_at(l.to);
+      T* dst = to.v[static_cast<std::size_t>(which)].data() + l.receive_offset;
       if (l.across) RELAX_CUDA_CHECK(cudaStreamWaitEvent(stream, to.lane->applied.get(), 0));
       if (l.packed_at >= 0) {
         T* packed = l.across ? from.staging.data() + l.packed_at : dst;
@@ -599,12 +660,13 @@ class MultiCG {
       transport_->group([&] {
         for (const Link& l : links_) {
           if (!l.across) continue;
-          PartState& from = *parts_[static_cast<std::size_t>(l.from)];
-          PartState& to = *parts_[static_cast<std::size_t>(l.to)];
-          const T* src = l.packed_at >= 0 ? from.staging.data() + l.packed_at : from.owned_of(which) + l.first;
-          transport_->send(src, l.count, from.lane->rank, to.lane->rank, from.lane->stream.get());
-          transport_->receive(to.v[static_cast<std::size_t>(which)].data() + l.receive_offset, l.count, to.lane->rank,
-                              from.lane->rank, to.lane->stream.get());
+          if (PartState* from = part_at(l.from)) {
+            const T* src = l.packed_at >= 0 ? from->staging.data() + l.packed_at : from->owned_of(which) + l.first;
+            transport_->send(src, l.count, from->lane->rank, rank_of(l.to), from->lane->stream.get());
+          }
+          if (PartState* to = part_at(l.to))
+            transport_->receive(to->v[static_cast<std::size_t>(which)].data() + l.receive_offset, l.count,
+                                to->lane->rank, rank_of(l.from), to->lane->stream.get());
         }
       });
     } else {
@@ -614,10 +676,9 @@ class MultiCG {
       }
       for (const Link& l : links_) {
         if (!l.across) continue;
-        PartState& to = *parts_[static_cast<std::size_t>(l.to)];
+        PartState& to = *part_at(l.to);
         const detail::DeviceScope on(to.device);
-        RELAX_CUDA_CHECK(
-            cudaStreamWaitEvent(to.lane->stream.get(), parts_[static_cast<std::size_t>(l.from)]->lane->sent.get(), 0));
+        RELAX_CUDA_CHECK(cudaStreamWaitEvent(to.lane->stream.get(), part_at(l.from)->lane->sent.get(), 0));
       }
     }
   }
@@ -970,7 +1031,7 @@ class MultiCG {
         part->links_begin = static_cast<unsigned>(of_r.size());
         for (const Link& l : links_) {
           if (l.from != static_cast<int>(part->index)) continue;
-          PartState& to = *parts_[static_cast<std::size_t>(l.to)];
+          PartState& to = *part_at(l.to);
           detail::SplitCgLink<T> link;
           link.indices = l.packed_at >= 0 ? part->indices.data() + l.packed_at : nullptr;
           link.first = l.first;
@@ -1136,8 +1197,9 @@ class MultiCG {
   CgOptions options_;
   std::vector<std::unique_ptr<Lane>> lanes_;  // before the parts: they point to them
   std::vector<std::unique_ptr<PartState>> parts_;
-  std::vector<Link> links_;
-  std::vector<std::vector<std::int64_t>> indices_;  // each sender's packed indices
+  std::vector<Link> links_;  // the transfers a held part sends or receives (parts by index in the split)
+  std::vector<std::vector<std::int64_t>> indices_;  // each held sender's packed indices
+  int first_held_ = 0;  // parts_[i] is part first_held_ + i of the split
   bool across_devices_ = false;  // some transfer goes between two devices
   std::unique_ptr<detail::SplitTransport<Comm>> transport_;
   int sum_slots_ = 0;                      // collective Comm: parts' sums a device holds

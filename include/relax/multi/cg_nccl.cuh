@@ -1,16 +1,20 @@
 #pragma once
 //! \file
 //! The NCCL Comm policy of CG on k sub-domains: `MultiCG<Part, Unfused | Pipelined, Nccl>`.
-//! One process drives every device of the split through one communicator of one rank per device
-//! (`ncclCommInitAll`; the parts on one device share its rank). Per exchange, the halo entries
-//! between devices travel in one NCCL group of sends and receives, each on its own device's
-//! stream (entries between parts of one device are written by a gather kernel, as with
-//! `HostCopy`). Per reduction, every rank all-gathers every part's sums (`ncclAllGather`, no
-//! arithmetic in NCCL) and adds them in part order on its GPU, so every GPU holds the same
-//! scalars, bit for bit the ones `HostCopy`'s host adds; the host reads the first GPU's.
-//!
-//! One process per GPU (`Nccl::comm`) is not supported by `MultiCG` yet: the constructor refuses
-//! a communicator of the program's. Link `relax::nccl`; `relax::relax` needs no NCCL.
+//! Two process models:
+//! - one process drives every device of the split through one communicator of one rank per
+//!   device (`ncclCommInitAll`, made here; the parts on one device share its rank);
+//! - one process per GPU: `Nccl::comm` is the program's communicator (an MPI broadcast of
+//!   `ncclGetUniqueId`'s id and `ncclCommInitRank`, as NCCL's documentation shows), this process
+//!   its rank r of R on the communicator's device, holding rank r's parts of the split
+//!   (`split_csr_of_rank`, `rank_parts`); every process constructs, solves and destroys its
+//!   solver together. The solver does not own that communicator.
+//! Per exchange, the halo entries between devices (or processes) travel in one NCCL group of
+//! sends and receives, each on its own device's stream (entries between parts of one device of
+//! one process are written by a gather kernel, as with `HostCopy`). Per reduction, every rank
+//! all-gathers every part's sums (`ncclAllGather`, no arithmetic in NCCL) and adds them in part
+//! order on its GPU, so every GPU holds the same scalars, bit for bit the ones `HostCopy`'s host
+//! adds; the host reads its first GPU's. Link `relax::nccl`; `relax::relax` needs no NCCL.
 
 #include <relax/multi/cg.cuh>
 #include <relax/multi/nccl.cuh>
@@ -28,20 +32,40 @@ struct is_split_collective<Nccl> : std::true_type {};
 template <>
 class SplitTransport<Nccl> {
  public:
-  //! \throws relax::invalid_argument with a communicator of the program's (`Nccl::comm`).
-  SplitTransport(const std::vector<int>& devices, const Nccl& comm) : comms_(devices.size(), nullptr) {
-    require(comm.comm == nullptr, "Nccl::comm", "a communicator",
-            "none: relax::MultiCG drives every device from one process (one rank per device, its own "
-            "communicator); one process per GPU is not supported for CG");
+  //! `devices`: this process's devices, one rank each. With `comm.comm`, that communicator (this
+  //! process one of its ranks).
+  //! \throws relax::invalid_argument with the program's communicator and devices other than its
+  //!         one device.
+  SplitTransport(const std::vector<int>& devices, const Nccl& comm) {
     (void)checked_nccl_version();
-    RELAX_NCCL_CHECK(ncclCommInitAll(comms_.data(), static_cast<int>(devices.size()), devices.data()));
+    if (comm.comm != nullptr) {
+      int device = -1;
+      RELAX_NCCL_CHECK(ncclCommCount(comm.comm, &ranks_));
+      RELAX_NCCL_CHECK(ncclCommUserRank(comm.comm, &rank_));
+      RELAX_NCCL_CHECK(ncclCommCuDevice(comm.comm, &device));
+      require(devices.size() == 1 && devices[0] == device, "devices", devices.empty() ? -1 : devices[0],
+              ("the communicator's device (" + std::to_string(device) +
+               ") for every part with relax::Nccl::comm: one rank, one GPU per process")
+                  .c_str());
+      comms_.push_back(comm.comm);
+      owned_ = false;
+      return;
+    }
+    comms_.assign(devices.size(), nullptr);
+    ranks_ = static_cast<int>(devices.size());
+    RELAX_NCCL_CHECK(ncclCommInitAll(comms_.data(), ranks_, devices.data()));
   }
   SplitTransport(const SplitTransport&) = delete;
   SplitTransport& operator=(const SplitTransport&) = delete;
   ~SplitTransport() {
-    for (ncclComm_t c : comms_)
-      if (c != nullptr) (void)ncclCommDestroy(c);
+    if (owned_)
+      for (ncclComm_t c : comms_)
+        if (c != nullptr) (void)ncclCommDestroy(c);
   }
+
+  bool program() const { return !owned_; }  //!< the program's communicator (one rank per process)
+  int ranks() const { return ranks_; }
+  int rank() const { return rank_; }  //!< this process's rank with the program's communicator
 
   //! Runs `f` (sends, receives, all-gathers of several ranks) as one NCCL group.
   template <class F>
@@ -65,8 +89,17 @@ class SplitTransport<Nccl> {
   }
 
  private:
-  static std::size_t rank(int r) { return static_cast<std::size_t>(r); }
-  std::vector<ncclComm_t> comms_;
+  // The communicator this process calls for rank r (its own, or its device's made here).
+  std::size_t rank(int r) const {
+    if (!owned_) {
+      require(r == rank_, "rank", r, "this process's own rank");
+      return 0;
+    }
+    return static_cast<std::size_t>(r);
+  }
+  std::vector<ncclComm_t> comms_;  // one per device made here, or the program's one
+  bool owned_ = true;
+  int ranks_ = 0, rank_ = 0;
 };
 
 }  // namespace relax::detail

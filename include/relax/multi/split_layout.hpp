@@ -186,4 +186,28 @@ inline std::vector<BlockShare> share_blocks(const std::vector<std::int64_t>& siz
   return out;
 }
 
+//! The parts a rank holds when `parts` parts are dealt to `ranks` processes (one process per GPU):
+//! consecutive parts, as even as can be, rank r the r-th run.
+struct RankParts {
+  int first = 0, count = 0;
+};
+
+//! \throws relax::invalid_argument for fewer parts than ranks, no ranks, or a rank not among them.
+inline RankParts rank_parts(int parts, int ranks, int rank) {
+  detail::require(ranks >= 1, "ranks", ranks, "at least one");
+  detail::require(parts >= ranks, "parts", parts, ("at least one per rank (" + std::to_string(ranks) + ")").c_str());
+  detail::require(rank >= 0 && rank < ranks, "rank", rank, ("one of the " + std::to_string(ranks) + " ranks").c_str());
+  const auto at = [&](int r) { return static_cast<int>(std::int64_t{r} * parts / ranks); };
+  return {at(rank), at(rank + 1) - at(rank)};
+}
+
+//! The rank that holds part `part` under `rank_parts(parts, ranks, ·)`.
+inline int rank_of_part(int part, int parts, int ranks) {
+  detail::require(part >= 0 && part < parts, "part", part, ("one of the " + std::to_string(parts) + " parts").c_str());
+  int r = static_cast<int>(std::int64_t{part} * ranks / parts);  // a first guess, then the exact run
+  while (r > 0 && rank_parts(parts, ranks, r).first > part) --r;
+  while (r + 1 < ranks && rank_parts(parts, ranks, r + 1).first <= part) ++r;
+  return r;
+}
+
 }  // namespace relax

@@ -149,28 +149,35 @@ class StencilSlabOperator {
   std::int64_t line_ = 1, first_ = 0, count_ = 0, shift_ = 0;
 };
 
-//! An operator split into parts: what `MultiCG` solves with.
+//! An operator split into parts: what `MultiCG` solves with. The layout describes every part;
+//! this process holds the parts [first_held, first_held + parts.size()) of it (all of them,
+//! unless the split was made for one rank of several processes: `split_csr_of_rank`).
 template <class Part>
 struct SplitOperator {
   using part_type = Part;
   using value_type = typename Part::value_type;
   SplitLayout layout;
-  std::vector<int> devices;  //!< part p lives on devices[p]
-  std::vector<Part> parts;
+  std::vector<int> devices;  //!< held part i (part first_held + i) lives on devices[i]
+  std::vector<Part> parts;   //!< the held parts
+  int first_held = 0;
 
-  int size() const { return static_cast<int>(parts.size()); }
+  int size() const { return static_cast<int>(parts.size()); }              //!< parts held here
+  int total() const { return static_cast<int>(layout.parts.size()); }      //!< parts of the split
+  bool whole() const { return first_held == 0 && size() == total(); }     //!< every part held here
 };
 
 namespace detail {
+//! The parts `held` of `layout`, held part i on devices[i], made by `make(part index)`.
 template <class Part, class Make>
-SplitOperator<Part> make_split(SplitLayout layout, std::vector<int> devices, Make&& make) {
+SplitOperator<Part> make_split(SplitLayout layout, std::vector<int> devices, Make&& make, RankParts held = {0, -1}) {
   require_devices(devices);
-  require(devices.size() == layout.parts.size(), "devices", devices.size(), "one device per part");
-  SplitOperator<Part> out{std::move(layout), std::move(devices), {}};
+  if (held.count < 0) held = {0, static_cast<int>(layout.parts.size())};
+  require(devices.size() == static_cast<std::size_t>(held.count), "devices", devices.size(), "one device per part held");
+  SplitOperator<Part> out{std::move(layout), std::move(devices), {}, held.first};
   out.parts.reserve(out.devices.size());
-  for (std::size_t p = 0; p < out.devices.size(); ++p) {
-    const DeviceScope on(out.devices[p]);
-    out.parts.push_back(make(p));
+  for (std::size_t i = 0; i < out.devices.size(); ++i) {
+    const DeviceScope on(out.devices[i]);
+    out.parts.push_back(make(static_cast<std::size_t>(held.first) + i));
   }
   return out;
 }
@@ -198,6 +205,23 @@ SplitOperator<CsrPartOperator<T>> split_csr(const Csr<T>& a, std::vector<int> de
   const int k = static_cast<int>(devices.size());
   return split_csr(symmetry.symmetrise ? partition(symmetric_part(a), k, balance) : partition(a, k, balance),
                    std::move(devices));
+}
+
+//! Rank `rank`'s parts of `a` split by rows into `parts` parts dealt to `ranks` processes
+//! (`rank_parts`), on this process's `device`: every process passes the same matrix and counts,
+//! so all build the same layout; each uploads only its own parts. With `relax::Nccl` and the
+//! program's communicator (`Nccl::comm`, its rank `rank` of `ranks`), `MultiCG` solves on them.
+//! \throws relax::invalid_argument as `split_csr`, and for counts `rank_parts` refuses.
+template <class T>
+SplitOperator<CsrPartOperator<T>> split_csr_of_rank(const Csr<T>& a, int parts, int ranks, int rank, int device,
+                                                   Balance balance = Balance::rows, const CsrSymmetry& symmetry = {}) {
+  require_square_symmetric(a, "A", symmetry);
+  const RankParts held = rank_parts(parts, ranks, rank);
+  const std::vector<CsrPart<T>> all =
+      symmetry.symmetrise ? partition(symmetric_part(a), parts, balance) : partition(a, parts, balance);
+  return detail::make_split<CsrPartOperator<T>>(
+      csr_split_layout(all), std::vector<int>(static_cast<std::size_t>(held.count), device),
+      [&](std::size_t p) { return CsrPartOperator<T>(all[p]); }, held);
 }
 
 //! The matrix of stencil `s` on the box `e` (zero Dirichlet values outside, as
