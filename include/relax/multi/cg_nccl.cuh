@@ -39,14 +39,9 @@ class SplitTransport<Nccl> {
   SplitTransport(const std::vector<int>& devices, const Nccl& comm) {
     (void)checked_nccl_version();
     if (comm.comm != nullptr) {
-      int device = -1;
-      RELAX_NCCL_CHECK(ncclCommCount(comm.comm, &ranks_));
-      RELAX_NCCL_CHECK(ncclCommUserRank(comm.comm, &rank_));
-      RELAX_NCCL_CHECK(ncclCommCuDevice(comm.comm, &device));
-      require(devices.size() == 1 && devices[0] == device, "devices", devices.empty() ? -1 : devices[0],
-              ("the communicator's device (" + std::to_string(device) +
-               ") for every part with relax::Nccl::comm: one rank, one GPU per process")
-                  .c_str());
+      const NcclRank r = nccl_rank_on(comm.comm, devices, "its rank's parts");
+      ranks_ = r.ranks;
+      rank_ = r.rank;
       comms_.push_back(comm.comm);
       owned_ = false;
       return;

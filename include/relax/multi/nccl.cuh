@@ -97,6 +97,26 @@ inline ncclDataType_t nccl_bits_type() {
   return sizeof(T) == 4 ? ncclUint32 : ncclUint64;
 }
 
+//! A program's communicator as this process sees it: its ranks, this process's rank, its device.
+struct NcclRank {
+  int ranks = 0, rank = 0, device = -1;
+};
+
+//! `comm`'s ranks, rank and device, checked against `devices`: this process's one device, the
+//! communicator's (one rank, one GPU per process; `what` names what the process holds).
+//! \throws relax::invalid_argument for any other device list.
+inline NcclRank nccl_rank_on(ncclComm_t comm, const std::vector<int>& devices, const char* what) {
+  NcclRank r;
+  RELAX_NCCL_CHECK(ncclCommCount(comm, &r.ranks));
+  RELAX_NCCL_CHECK(ncclCommUserRank(comm, &r.rank));
+  RELAX_NCCL_CHECK(ncclCommCuDevice(comm, &r.device));
+  require(devices.size() == 1 && devices[0] == r.device, "devices", devices.empty() ? -1 : devices[0],
+          ("this process's one device, the communicator's (device " + std::to_string(r.device) +
+           ") with relax::Nccl::comm: one rank, " + what + ", one GPU per process")
+              .c_str());
+  return r;
+}
+
 template <>
 class HaloExchange<Nccl> {
  public:
@@ -107,17 +127,10 @@ class HaloExchange<Nccl> {
   static SlabPlacement<T> held(const Extents&, const std::vector<int>& devices, const Nccl& comm, int) {
     if (comm.comm == nullptr) return {};
     (void)checked_nccl_version();
-    int ranks = 0, rank = 0, device = -1;
-    RELAX_NCCL_CHECK(ncclCommCount(comm.comm, &ranks));
-    RELAX_NCCL_CHECK(ncclCommUserRank(comm.comm, &rank));
-    RELAX_NCCL_CHECK(ncclCommCuDevice(comm.comm, &device));
-    require(devices.size() == 1 && devices[0] == device, "devices", devices.empty() ? -1 : devices[0],
-            ("this process's one device, the communicator's (device " + std::to_string(device) +
-             ") with relax::Nccl::comm: one rank, one slab, one GPU per process")
-                .c_str());
+    const NcclRank r = nccl_rank_on(comm.comm, devices, "one slab");
     SlabPlacement<T> p;
-    p.parts = ranks;
-    p.first = rank;
+    p.parts = r.ranks;
+    p.first = r.rank;
     return p;
   }
 
