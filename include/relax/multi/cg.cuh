@@ -51,8 +51,10 @@
 //! the end, `residual_gap` and restarts. `PersistentPipelined` records history at each launch's
 //! end only.
 //!
-//! One process per GPU: `Nccl` with the program's communicator, each process holding its rank's
-//! parts (`split_csr_of_rank`; `multi/cg_nccl.cuh`). Not built: `Nvshmem` for CG.
+//! One process per GPU: `Nccl` with the program's communicator (`multi/cg_nccl.cuh`), or
+//! `Nvshmem`, one PE per GPU (`multi/cg_nvshmem.cuh`), each process holding its rank's parts
+//! (`split_csr_of_rank`, `split_stencil_of_rank`). Both are host-controlled; the CPU-free
+//! variants run in one process (`PeerStore`).
 
 #include <relax/control/cg_report.hpp>
 #include <relax/control/stop.hpp>
@@ -73,6 +75,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -197,8 +200,14 @@ __global__ inline void split_add_parts(const double* __restrict__ gathered, cons
 //! How `MultiCG`'s host-controlled variants with Comm policy `Comm` move halos between devices
 //! and add the parts' sums. This primary template is `HostCopy`'s (and the CPU-free variants'
 //! `PeerStore`): nothing to hold, `MultiCG` copies with `cudaMemcpyPeerAsync` and adds the sums
-//! on the host. A collective Comm (`Nccl`, `multi/cg_nccl.cuh`) specialises it with one rank per
-//! device and `is_split_collective`.
+//! on the host. A collective Comm (`Nccl`, `multi/cg_nccl.cuh`; `Nvshmem`,
+//! `multi/cg_nvshmem.cuh`) specialises it with `is_split_collective` and this interface:
+//! `program()`, `ranks()`, `rank()`; `agree(error, step)` (every rank learns whether one failed a
+//! step, and all throw); `buffer<T>(n)` (memory the collectives may use); `prepare_halos(in, out)`
+//! (the bytes of the largest inbox and outbox of any rank, before the first exchange);
+//! `exchange_group(stream, f)` around one exchange's `send` and `receive` calls, each naming the
+//! transfer's slot in the reader's inbox (where a one-sided transport puts it); `group(f)` around
+//! `all_gather`s.
 template <class Comm>
 struct SplitTransport {
   SplitTransport(const std::vector<int>&, const Comm&) {}
@@ -230,8 +239,9 @@ class MultiCG {
   static constexpr bool persistent = std::is_same_v<Variant, Persistent> || cpu_free_pipelined;  // CPU-free
   static constexpr bool collective = detail::is_split_collective<Comm>::value;  // Nccl
   static_assert(persistent ? std::is_same_v<Comm, PeerStore> : (std::is_same_v<Comm, HostCopy> || collective),
-                "relax::MultiCG<Part, Variant, Comm>: the host-controlled variants take relax::HostCopy or relax::Nccl "
-                "(include relax/multi/cg_nccl.cuh), the CPU-free ones relax::PeerStore");
+                "relax::MultiCG<Part, Variant, Comm>: the host-controlled variants take relax::HostCopy, relax::Nccl "
+                "(include relax/multi/cg_nccl.cuh) or relax::Nvshmem (relax/multi/cg_nvshmem.cuh), the CPU-free ones "
+                "relax::PeerStore");
 
  public:
   using value_type = typename Part::value_type;
@@ -274,29 +284,41 @@ class MultiCG {
     }
     transport_ = std::make_unique<detail::SplitTransport<Comm>>(lane_devices, comm);
     bool program = false;  // the program's communicator: this process one rank of several
-    if constexpr (collective) {
-      program = transport_->program();
-      if (program) {
-        lanes_.front()->rank = transport_->rank();
-        const RankParts mine = rank_parts(op_.total(), transport_->ranks(), transport_->rank());
-        detail::require(mine.first == op_.first_held && mine.count == op_.size(), "split operator", op_.first_held,
-                        ("rank " + std::to_string(transport_->rank()) + "'s parts of " + std::to_string(op_.total()) +
-                         " (split_csr_of_rank with the communicator's ranks)")
-                            .c_str());
+    if constexpr (collective) program = transport_->program();
+    check_together("to construct its solver", [&] {
+      if constexpr (collective) {
+        if (program) {
+          lanes_.front()->rank = transport_->rank();
+          const RankParts mine = rank_parts(op_.total(), transport_->ranks(), transport_->rank());
+          detail::require(mine.first == op_.first_held && mine.count == op_.size(), "split operator", op_.first_held,
+                          ("rank " + std::to_string(transport_->rank()) + "'s parts of " + std::to_string(op_.total()) +
+                           " (split_csr_of_rank or split_stencil_of_rank with the communicator's ranks)")
+                              .c_str());
+          return;
+        }
       }
-    }
-    if (!program)
       detail::require(op_.whole(), "split operator", op_.size(),
-                      "every part of the split (one rank's parts need relax::Nccl with the program's communicator)");
+                      "every part of the split (one rank's parts need the program's communicator: relax::Nccl::comm, "
+                      "or relax::Nvshmem)");
+    });
     if constexpr (collective) prepare_collective_sums();
     // Each held sender's indexed transfers: their indices one after another, packed into staging.
     // A transfer between this process and another (a rank that holds the other end) is across.
+    // With a collective Comm each transfer has a slot in its reader's rank's inbox, every rank's
+    // transfers one after another in the layout's order (the same table on every rank).
     std::vector<std::vector<std::int64_t>> indices(parts_.size());
+    std::vector<std::int64_t> inbox(static_cast<std::size_t>(collective ? ranks() : 0), 0), outbox = inbox;
     for (const HaloTransfer& h : op_.layout.transfers) {
+      std::int64_t slot = 0;
+      if constexpr (collective) {
+        slot = inbox[static_cast<std::size_t>(rank_of(h.to))];
+        inbox[static_cast<std::size_t>(rank_of(h.to))] += h.count;
+        outbox[static_cast<std::size_t>(rank_of(h.from))] += h.count;
+      }
       const PartState* from = part_at(h.from);
       const PartState* to = part_at(h.to);
       if (!from && !to) continue;
-      Link l{h.from, h.to, h.count, h.first, h.receive_offset, -1, !from || !to || from->device != to->device};
+      Link l{h.from, h.to, h.count, h.first, h.receive_offset, -1, slot, !from || !to || from->device != to->device};
       across_devices_ = across_devices_ || l.across;
       if (from && !h.indices.empty()) {
         auto& list = indices[static_cast<std::size_t>(h.from - first_held_)];
@@ -306,14 +328,17 @@ class MultiCG {
       links_.push_back(l);
     }
     indices_ = std::move(indices);
+    if constexpr (collective)
+      transport_->prepare_halos(static_cast<std::size_t>(*std::max_element(inbox.begin(), inbox.end())) * sizeof(T),
+                                static_cast<std::size_t>(*std::max_element(outbox.begin(), outbox.end())) * sizeof(T));
     set_all_indices();
     if constexpr (persistent) prepare_persistent();
   }
 
-  //! Test hook (Nccl): every transfer, also between parts of one device, goes through NCCL's
-  //! send and receive (to its own rank there), so one GPU exercises them.
+  //! Test hook (Nccl, Nvshmem): every transfer, also between parts of one device, goes through
+  //! the Comm's send and receive (to its own rank there), so one GPU exercises them.
   void route_every_transfer_through_comm_for_testing() {
-    static_assert(collective, "a collective Comm (relax::Nccl)");
+    static_assert(collective, "a collective Comm (relax::Nccl, relax::Nvshmem)");
     for (Link& l : links_) l.across = true;
     across_devices_ = !links_.empty();
     set_all_indices();
@@ -345,8 +370,10 @@ class MultiCG {
   //! \throws relax::invalid_argument for vectors not one value per unknown.
   CgReport solve(const std::vector<T>& b, std::vector<T>& x) {
     const std::int64_t n = op_.layout.global_size();
-    detail::require(static_cast<std::int64_t>(b.size()) == n, "b", b.size(), "one value per unknown of the operator");
-    detail::require(static_cast<std::int64_t>(x.size()) == n, "x", x.size(), "one value per unknown of the operator");
+    check_together("to start a solve", [&] {
+      detail::require(static_cast<std::int64_t>(b.size()) == n, "b", b.size(), "one value per unknown of the operator");
+      detail::require(static_cast<std::int64_t>(x.size()) == n, "x", x.size(), "one value per unknown of the operator");
+    });
     for (auto& part : parts_) {
       const detail::DeviceScope on(part->device);
       if (part->b.size() == 0) part->b = DeviceBuffer<T>(static_cast<std::size_t>(part->owned));
@@ -369,10 +396,13 @@ class MultiCG {
   //! the solution. `b` is read in place, `x` copied in and out. Blocks until done.
   //! \throws relax::invalid_argument for lists not one pointer per part, or a null pointer.
   CgReport solve(const std::vector<const T*>& b, const std::vector<T*>& x) {
-    detail::require(b.size() == parts_.size(), "b", b.size(), "one device pointer per part");
-    detail::require(x.size() == parts_.size(), "x", x.size(), "one device pointer per part");
+    check_together("to start a solve", [&] {
+      detail::require(b.size() == parts_.size(), "b", b.size(), "one device pointer per part");
+      detail::require(x.size() == parts_.size(), "x", x.size(), "one device pointer per part");
+      for (std::size_t p = 0; p < parts_.size(); ++p)
+        detail::require(b[p] != nullptr && x[p] != nullptr, "b, x", p, "device pointers of every part");
+    });
     for (std::size_t p = 0; p < parts_.size(); ++p) {
-      detail::require(b[p] != nullptr && x[p] != nullptr, "b, x", p, "device pointers of every part");
       PartState& part = *parts_[p];
       const detail::DeviceScope on(part.device);
       part.rhs = b[p];
@@ -497,12 +527,35 @@ class MultiCG {
     return report;
   }
 
-  // One transfer, with where its packed entries sit in the sender's staging buffer (−1: a run).
+  // One transfer, with where its packed entries sit in the sender's staging buffer (−1: a run)
+  // and, with a collective Comm, its slot in the reader's rank's inbox.
   struct Link {
     int from, to;
-    std::int64_t count, first, receive_offset, packed_at;
+    std::int64_t count, first, receive_offset, packed_at, inbox_at;
     bool across;  // between two devices: staged, copied, ordered by events
   };
+
+  // Runs the checks `f`; with a collective Comm every rank learns whether one of them failed
+  // `step` and all throw, so none is left waiting in a collective call the others never make.
+  template <class F>
+  void check_together(const char* step, F&& f) {
+    std::exception_ptr local;
+    try {
+      f();
+    } catch (...) {
+      local = std::current_exception();
+    }
+    if constexpr (collective) transport_->agree(local, step);
+    if (local) std::rethrow_exception(local);
+  }
+
+  // The ranks of a collective Comm: the program's communicator's, or one per device.
+  int ranks() const {
+    if constexpr (collective) {
+      if (transport_->program()) return transport_->ranks();
+    }
+    return static_cast<int>(lanes_.size());
+  }
 
   // Whether part p (of the split) sends indexed entries across (then it stages them).
   std::size_t staged(std::size_t p) const {
@@ -590,10 +643,7 @@ class MultiCG {
   void prepare_collective_sums() {
     const int total = static_cast<int>(op_.layout.parts.size());
     std::vector<int> slot_of(static_cast<std::size_t>(total), 0), order;
-    int ranks = static_cast<int>(lanes_.size());
-    if constexpr (collective) {
-      if (transport_->program()) ranks = transport_->ranks();
-    }
+    const int ranks = this->ranks();
     std::vector<int> held(static_cast<std::size_t>(ranks), 0);
     for (int g = 0; g < total; ++g) {  // every part, held here or not: the same table on every rank
       const int r = rank_of(g);
@@ -603,8 +653,8 @@ class MultiCG {
     for (int g = 0; g < total; ++g) order.push_back(rank_of(g) * sum_slots_ + slot_of[static_cast<std::size_t>(g)]);
     for (auto& lane : lanes_) {
       const detail::DeviceScope on(lane->device);
-      lane->local_sums = DeviceBuffer<double>(std::size_t{4} * sum_slots_);
-      lane->gathered_sums = DeviceBuffer<double>(std::size_t{4} * sum_slots_ * static_cast<std::size_t>(ranks));
+      lane->local_sums = transport_->template buffer<double>(std::size_t{4} * sum_slots_);
+      lane->gathered_sums = transport_->template buffer<double>(std::size_t{4} * sum_slots_ * static_cast<std::size_t>(ranks));
       lane->totals = DeviceBuffer<double>(4);
       lane->part_order = DeviceBuffer<int>(order.size());
       RELAX_CUDA_CHECK(cudaMemset(lane->local_sums.data(), 0, lane->local_sums.bytes()));
@@ -655,21 +705,23 @@ class MultiCG {
                                              static_cast<std::size_t>(l.count) * sizeof(T), stream));
       }
     }
-    if (!across_devices_) return;
     if constexpr (collective) {
-      transport_->group([&] {
+      // Every rank enters each exchange, with or without transfers of its own: a one-sided
+      // transport ends it with a barrier of all ranks.
+      transport_->exchange_group(lanes_.front()->stream.get(), [&] {
         for (const Link& l : links_) {
           if (!l.across) continue;
           if (PartState* from = part_at(l.from)) {
             const T* src = l.packed_at >= 0 ? from->staging.data() + l.packed_at : from->owned_of(which) + l.first;
-            transport_->send(src, l.count, from->lane->rank, rank_of(l.to), from->lane->stream.get());
+            transport_->send(src, l.count, from->lane->rank, rank_of(l.to), from->lane->stream.get(), l.inbox_at);
           }
           if (PartState* to = part_at(l.to))
             transport_->receive(to->v[static_cast<std::size_t>(which)].data() + l.receive_offset, l.count,
-                                to->lane->rank, rank_of(l.from), to->lane->stream.get());
+                                to->lane->rank, rank_of(l.from), to->lane->stream.get(), l.inbox_at);
         }
       });
     } else {
+      if (!across_devices_) return;
       for (auto& lane : lanes_) {
         const detail::DeviceScope on(lane->device);
         lane->sent.record(lane->stream.get());

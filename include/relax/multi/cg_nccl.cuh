@@ -20,7 +20,10 @@
 #include <relax/multi/nccl.cuh>
 
 #include <cstddef>
+#include <exception>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace relax::detail {
@@ -28,7 +31,8 @@ namespace relax::detail {
 template <>
 struct is_split_collective<Nccl> : std::true_type {};
 
-//! `MultiCG`'s transport over NCCL: one communicator of one rank per device (see the file comment).
+//! `MultiCG`'s transport over NCCL: one communicator of one rank per device, or the program's
+//! (see the file comment and `SplitTransport`'s interface in `multi/cg.cuh`).
 template <>
 class SplitTransport<Nccl> {
  public:
@@ -44,6 +48,8 @@ class SplitTransport<Nccl> {
       rank_ = r.rank;
       comms_.push_back(comm.comm);
       owned_ = false;
+      const DeviceScope on(devices.front());
+      flags_ = std::make_unique<Flags>(devices.front());
       return;
     }
     comms_.assign(devices.size(), nullptr);
@@ -62,6 +68,33 @@ class SplitTransport<Nccl> {
   int ranks() const { return ranks_; }
   int rank() const { return rank_; }  //!< this process's rank with the program's communicator
 
+  //! With the program's communicator, every rank learns whether one failed `step` (an
+  //! all-reduce of the flags) and all throw; one process alone throws its own error.
+  void agree(std::exception_ptr local, const char* step) {
+    if (!flags_ || ranks_ == 1) {
+      if (local) std::rethrow_exception(local);
+      return;
+    }
+    agree_across(local, "relax::MultiCG<Nccl>", "another rank", step, {}, [&](std::vector<unsigned long long> v) {
+      Flags& f = *flags_;
+      const DeviceScope on(f.device);
+      f.host.data()[0] = v[0];
+      RELAX_CUDA_CHECK(cudaMemcpyAsync(f.word.data(), f.host.data(), sizeof(unsigned long long), cudaMemcpyHostToDevice,
+                                       f.stream.get()));
+      RELAX_NCCL_CHECK(ncclAllReduce(f.word.data(), f.word.data(), 1, ncclUint64, ncclMax, comms_.front(), f.stream.get()));
+      RELAX_CUDA_CHECK(cudaMemcpyAsync(f.host.data(), f.word.data(), sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                                       f.stream.get()));
+      f.stream.synchronize();
+      v[0] = f.host.data()[0];
+      return v;
+    });
+  }
+  template <class T>
+  DeviceBuffer<T> buffer(std::size_t count) {
+    return DeviceBuffer<T>(count);
+  }
+  void prepare_halos(std::size_t, std::size_t) {}  // two-sided: each receive names its buffer
+
   //! Runs `f` (sends, receives, all-gathers of several ranks) as one NCCL group.
   template <class F>
   void group(F&& f) {
@@ -69,13 +102,17 @@ class SplitTransport<Nccl> {
     f();
     RELAX_NCCL_CHECK(ncclGroupEnd());
   }
+  template <class F>
+  void exchange_group(cudaStream_t, F&& f) {
+    group(std::forward<F>(f));
+  }
 
   template <class T>
-  void send(const T* data, std::int64_t count, int from, int to, cudaStream_t stream) {
+  void send(const T* data, std::int64_t count, int from, int to, cudaStream_t stream, std::int64_t /*slot*/) {
     RELAX_NCCL_CHECK(ncclSend(data, static_cast<std::size_t>(count), nccl_type<T>(), to, comms_[rank(from)], stream));
   }
   template <class T>
-  void receive(T* data, std::int64_t count, int at, int from, cudaStream_t stream) {
+  void receive(T* data, std::int64_t count, int at, int from, cudaStream_t stream, std::int64_t /*slot*/) {
     RELAX_NCCL_CHECK(ncclRecv(data, static_cast<std::size_t>(count), nccl_type<T>(), from, comms_[rank(at)], stream));
   }
   //! `count` doubles of rank `at` into every rank's `gathered`, in rank order.
@@ -92,7 +129,16 @@ class SplitTransport<Nccl> {
     }
     return static_cast<std::size_t>(r);
   }
+  // With the program's communicator: a word for the ranks' agreement, on its device.
+  struct Flags {
+    explicit Flags(int d) : device(d) {}
+    int device;
+    Stream stream;
+    DeviceBuffer<unsigned long long> word{1};
+    PinnedBuffer<unsigned long long> host{1};
+  };
   std::vector<ncclComm_t> comms_;  // one per device made here, or the program's one
+  std::unique_ptr<Flags> flags_;
   bool owned_ = true;
   int ranks_ = 0, rank_ = 0;
 };

@@ -224,20 +224,40 @@ SplitOperator<CsrPartOperator<T>> split_csr_of_rank(const Csr<T>& a, int parts, 
       [&](std::size_t p) { return CsrPartOperator<T>(all[p]); }, held);
 }
 
+namespace detail {
+//! The slabs `held` of stencil `s`'s matrix on `e` split into `parts` slabs, held slab i on devices[i].
+template <class S>
+SplitOperator<StencilSlabOperator<S>> split_stencil_held(const S& s, const Extents& e, int parts,
+                                                        std::vector<int> devices, RankParts held) {
+  static_assert(S::radius == 1, "relax::split_stencil: stencils of radius 1 (one line of halo)");
+  const StencilRows<S> rows = stencil_rows(s, e);
+  require_devices(devices);
+  SplitLayout layout = slab_split_layout(e, parts);
+  const std::vector<PartLayout> slabs = layout.parts;
+  return make_split<StencilSlabOperator<S>>(
+      std::move(layout), std::move(devices), [&](std::size_t p) { return StencilSlabOperator<S>(rows, slabs[p]); },
+      held);
+}
+}  // namespace detail
+
 //! The matrix of stencil `s` on the box `e` (zero Dirichlet values outside, as
 //! `StencilOperator`), split into one slab per entry of `devices` along its slowest axis.
 //! \throws relax::invalid_argument for a box the stencil's rank does not match, bad devices, or
 //!         more slabs than lines.
 template <class S>
 SplitOperator<StencilSlabOperator<S>> split_stencil(const S& s, const Extents& e, std::vector<int> devices) {
-  const StencilRows<S> rows = stencil_rows(s, e);
-  static_assert(S::radius == 1, "relax::split_stencil: stencils of radius 1 (one line of halo)");
-  detail::require_devices(devices);
-  SplitLayout layout = slab_split_layout(e, static_cast<int>(devices.size()));
-  const std::vector<PartLayout> parts = layout.parts;
-  return detail::make_split<StencilSlabOperator<S>>(std::move(layout), std::move(devices), [&](std::size_t p) {
-    return StencilSlabOperator<S>(rows, parts[p]);
-  });
+  const int parts = static_cast<int>(devices.size());
+  return detail::split_stencil_held(s, e, parts, std::move(devices), {0, -1});
+}
+
+//! Rank `rank`'s slabs of `s`'s matrix on `e` split into `parts` slabs dealt to `ranks` processes
+//! (`rank_parts`), on this process's `device`: the stencil's counterpart of `split_csr_of_rank`.
+//! \throws relax::invalid_argument as `split_stencil`, and for counts `rank_parts` refuses.
+template <class S>
+SplitOperator<StencilSlabOperator<S>> split_stencil_of_rank(const S& s, const Extents& e, int parts, int ranks, int rank,
+                                                           int device) {
+  const RankParts held = rank_parts(parts, ranks, rank);
+  return detail::split_stencil_held(s, e, parts, std::vector<int>(static_cast<std::size_t>(held.count), device), held);
 }
 
 }  // namespace relax

@@ -1,0 +1,149 @@
+#pragma once
+//! \file
+//! The NVSHMEM Comm policy of CG on k sub-domains: `MultiCG<Part, Unfused | Pipelined, Nvshmem>`,
+//! host-controlled, one process (an NVSHMEM PE) per GPU. PE r holds rank r's parts of the split
+//! (`split_csr_of_rank(..., pes, r, its device)` or `split_stencil_of_rank`; with one PE, any
+//! whole split on its device), all on its GPU, and every PE constructs, solves and destroys its
+//! solver together, after its `NvshmemRuntime` starts and before it ends.
+//!
+//! Halos: NVSHMEM is one-sided, so each transfer between PEs has a slot in its reader's inbox (a
+//! symmetric buffer; the slots of every PE's transfers are numbered alike on every PE from the
+//! layout). Per exchange the sender packs its entries into its symmetric outbox, puts them into
+//! the reader's slot (`nvshmemx_putmem_on_stream`), every PE meets at a barrier
+//! (`nvshmemx_barrier_all_on_stream`: the puts are complete and visible), and the reader copies
+//! its slots into its halo. The inbox alternates between two halves by exchange: a PE can only
+//! put into a half again after the barrier of the next exchange, which its reader meets after
+//! it has copied that half out, so three exchanges in a row (Pipelined's replacement) are safe.
+//! Sums: every PE all-gathers every part's sums (`nvshmemx_double_fcollect_on_stream`, no
+//! arithmetic in NVSHMEM) and adds them in part order on its GPU, so every PE holds the same
+//! scalars, bit for bit those `HostCopy`'s host adds. Parts on one PE exchange with gather
+//! kernels, as with `HostCopy`.
+//!
+//! The PEs agree on whether one of them failed before the collective steps (construction, a
+//! solve's start), so none is left in a collective call. NVSHMEM's own collectives (barriers,
+//! all-gathers, allocations) are not bounded: a PE that dies hangs the others.
+//!
+//! Link `relax::nvshmem` and compile with relocatable device code (see `multi/nvshmem.cuh`).
+
+#include <relax/multi/cg.cuh>
+#include <relax/multi/nvshmem.cuh>
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace relax::detail {
+
+template <>
+struct is_split_collective<Nvshmem> : std::true_type {};
+
+//! `MultiCG`'s transport over NVSHMEM (see the file comment and `SplitTransport`'s interface in
+//! `multi/cg.cuh`).
+template <>
+class SplitTransport<Nvshmem> {
+ public:
+  //! `devices`: the devices of this process's parts, which must be its PE's, current.
+  //! \throws std::logic_error when NVSHMEM is not running; relax::invalid_argument (on every PE,
+  //!         when one refuses) for parts on another device.
+  SplitTransport(const std::vector<int>& devices, const Nvshmem&) {
+    const NvshmemRuntime* runtime = NvshmemRuntime::active();
+    if (runtime == nullptr)
+      throw std::logic_error("relax::MultiCG<Nvshmem>: NVSHMEM is not running (create a relax::NvshmemRuntime first)");
+    ranks_ = runtime->pes();
+    rank_ = runtime->pe();
+    std::exception_ptr local;
+    try {
+      for (int d : devices)
+        require(d == runtime->device(), "devices", d,
+                ("this PE's device, " + std::to_string(runtime->device()) + ", for each of its parts").c_str());
+      nvshmem_require_current_device(*runtime);
+    } catch (...) {
+      local = std::current_exception();
+    }
+    scratch_ = symmetric_buffer<unsigned long long>(2);
+    agree(local, "to construct its solver");
+  }
+  SplitTransport(const SplitTransport&) = delete;
+  SplitTransport& operator=(const SplitTransport&) = delete;
+
+  bool program() const { return true; }  //!< one process per GPU, always
+  int ranks() const { return ranks_; }
+  int rank() const { return rank_; }
+
+  //! Collective: every PE learns whether one failed `step`, and all throw.
+  void agree(std::exception_ptr local, const char* step) {
+    agree_across(local, "relax::MultiCG<Nvshmem>", "another PE", step, {}, [&](std::vector<unsigned long long> v) {
+      return ranks_ > 1 ? nvshmem_max(std::move(v), scratch_, stream_.get()) : v;
+    });
+  }
+  //! Collective: symmetric memory (the all-gather's source and destination).
+  template <class T>
+  DeviceBuffer<T> buffer(std::size_t count) {
+    return symmetric_buffer<T>(count);
+  }
+  //! Collective: the two inbox halves and the outbox, the same size on every PE.
+  void prepare_halos(std::size_t inbox_bytes, std::size_t outbox_bytes) {
+    half_ = inbox_bytes;
+    inbox_ = symmetric_buffer<unsigned char>(2 * inbox_bytes);
+    outbox_ = symmetric_buffer<unsigned char>(outbox_bytes);
+  }
+
+  template <class F>
+  void group(F&& f) {
+    f();
+  }
+  //! One exchange: the puts `f` makes, the barrier of all PEs, the reader's copies out of its
+  //! inbox (all on `stream`, this PE's).
+  template <class F>
+  void exchange_group(cudaStream_t stream, F&& f) {
+    packed_ = 0;
+    arrivals_.clear();
+    f();
+    nvshmemx_barrier_all_on_stream(stream);
+    for (const Arrival& a : arrivals_)
+      RELAX_CUDA_CHECK(cudaMemcpyAsync(a.dst, inbox_.data() + a.at, a.bytes, cudaMemcpyDeviceToDevice, stream));
+    parity_ ^= 1;
+  }
+
+  template <class T>
+  void send(const T* data, std::int64_t count, int /*from*/, int to, cudaStream_t stream, std::int64_t slot) {
+    const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(T);
+    require(packed_ + bytes <= outbox_.size(), "halo entries", count, "within the outbox sized from the layout");
+    unsigned char* out = outbox_.data() + packed_;
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(out, data, bytes, cudaMemcpyDeviceToDevice, stream));
+    nvshmemx_putmem_on_stream(inbox_.data() + slot_at<T>(slot), out, bytes, to, stream);
+    packed_ += bytes;
+  }
+  template <class T>
+  void receive(T* data, std::int64_t count, int /*at*/, int /*from*/, cudaStream_t, std::int64_t slot) {
+    arrivals_.push_back({data, slot_at<T>(slot), static_cast<std::size_t>(count) * sizeof(T)});
+  }
+  //! `count` doubles of every PE's `local` into every PE's `gathered`, in PE order.
+  void all_gather(const double* local, double* gathered, std::size_t count, int /*at*/, cudaStream_t stream) {
+    if (const int status = nvshmemx_double_fcollect_on_stream(NVSHMEM_TEAM_WORLD, gathered, local, count, stream);
+        status != 0)
+      throw nvshmem_error("relax: nvshmemx_double_fcollect_on_stream failed with status " + std::to_string(status));
+  }
+
+ private:
+  // Byte offset of inbox slot `slot` (in elements of T) in this exchange's half.
+  template <class T>
+  std::size_t slot_at(std::int64_t slot) const {
+    return static_cast<std::size_t>(parity_) * half_ + static_cast<std::size_t>(slot) * sizeof(T);
+  }
+  struct Arrival {
+    void* dst;
+    std::size_t at, bytes;
+  };
+  int ranks_ = 1, rank_ = 0;
+  Stream stream_;  // the agreement's
+  DeviceBuffer<unsigned long long> scratch_;
+  DeviceBuffer<unsigned char> inbox_, outbox_;
+  std::size_t half_ = 0, packed_ = 0;
+  int parity_ = 0;
+  std::vector<Arrival> arrivals_;
+};
+
+}  // namespace relax::detail

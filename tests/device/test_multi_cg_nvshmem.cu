@@ -1,0 +1,137 @@
+// CG on k sub-domains with the NVSHMEM Comm policy (multi/cg_nvshmem.cuh), one PE per process:
+// MultiCG<Part, Unfused | Pipelined, Nvshmem> with k parts on each of the P PEs is
+// MultiCG<Part, Variant> (HostCopy) on the same k·P parts in one process, bit for bit (report,
+// and the entries of x this PE holds), since every PE adds the all-gathered sums in the order the
+// host adds them; the same with every transfer routed through NVSHMEM's puts, inbox and barrier
+// (to itself on one PE), so one GPU exercises them; on the Poisson operators (2D, rectangular,
+// 3D) and SPD matrices, generated and real. Splits for another PE count, or parts off the PE's
+// GPU, refused with a clear error on every PE. Run alone (one PE) or under `mpirun -np P`.
+#include <relax/multi/cg_nvshmem.cuh>  // first: the header compiles on its own
+
+#include <catch2/catch.hpp>
+
+#include "matrices.hpp"
+#include "real_matrices.hpp"
+
+#include <relax/stencil/poisson.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+const relax::NvshmemRuntime& runtime() { return *relax::NvshmemRuntime::active(); }
+
+// MultiCG<Part, Variant, Nvshmem> on this PE's parts of `split(parts, pes, pe, device)` against
+// MultiCG<Part, Variant> on every part of the same split on this PE's GPU: the same report, and
+// the same bits in the entries of x this PE holds (the others stay as they were).
+template <class Variant, class Split, class T>
+void check_nvshmem_equals_host_copy(const Split& split, int parts, const std::vector<T>& b,
+                                    const relax::CgOptions& options, bool routed) {
+  const int pes = runtime().pes(), pe = runtime().pe(), device = runtime().device();
+  auto whole = split(parts, 1, 0, device);
+  auto mine = split(parts, pes, pe, device);
+  using Part = typename decltype(whole)::part_type;
+  const relax::PartLayout& first = mine.layout.parts[static_cast<std::size_t>(mine.first_held)];
+  const relax::PartLayout& last = mine.layout.parts[static_cast<std::size_t>(mine.first_held + mine.size() - 1)];
+  const std::size_t begin = static_cast<std::size_t>(first.global_first);
+  const std::size_t end = static_cast<std::size_t>(last.global_first + last.owned);
+
+  relax::MultiCG<Part, Variant> host(std::move(whole), options);
+  relax::MultiCG<Part, Variant, relax::Nvshmem> shmem(std::move(mine), options);
+  if (routed) shmem.route_every_transfer_through_comm_for_testing();
+  std::vector<T> want(b.size(), T(0)), got(b.size(), T(0));
+  const relax::CgReport w = host.solve(b, want);
+  const relax::CgReport g = shmem.solve(b, got);
+  CHECK(w.converged());
+  CHECK(g.status == w.status);
+  CHECK(g.iterations == w.iterations);
+  CHECK(g.residual_norm == w.residual_norm);
+  CHECK(g.true_residual_norm == w.true_residual_norm);
+  CHECK(g.switched_at == w.switched_at);
+  CHECK(std::memcmp(got.data() + begin, want.data() + begin, (end - begin) * sizeof(T)) == 0);
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (i < begin || i >= end) REQUIRE(got[i] == T(0));  // another PE's entries: not written here
+}
+
+std::vector<double> wavy(std::int64_t n) {
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) v[static_cast<std::size_t>(k)] = std::sin(0.37 * double(k)) + 0.25;
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("CG with NVSHMEM is CG with HostCopy, bit for bit", "[multi_cg][nvshmem]") {
+  relax::CgOptions options;
+  options.rel_tol = 1e-8;
+  options.replace_interval = 7;  // Pipelined: checkpoints with replacement inside the runs
+  const int pes = runtime().pes();
+  for (int k : {1, 2, 3}) {
+    const int parts = k * pes;
+    for (const bool routed : {false, true}) {
+      INFO(k << " parts a PE on " << pes << " PEs" << (routed ? ", every transfer through NVSHMEM" : ""));
+      for (const relax::Extents& e : {relax::Extents(70, 70), relax::Extents(257, 33)}) {
+        auto split = [&](int n, int ranks, int rank, int device) {
+          return relax::split_stencil_of_rank(relax::Poisson5<double>{}, e, n, ranks, rank, device);
+        };
+        const std::vector<double> b = wavy(e.nx * e.ny);
+        check_nvshmem_equals_host_copy<relax::Unfused>(split, parts, b, options, routed);
+        check_nvshmem_equals_host_copy<relax::Pipelined>(split, parts, b, options, routed);
+      }
+      const relax::Extents e3(20, 17, 13);
+      auto split3 = [&](int n, int ranks, int rank, int device) {
+        return relax::split_stencil_of_rank(relax::Poisson7<double>{}, e3, n, ranks, rank, device);
+      };
+      check_nvshmem_equals_host_copy<relax::Unfused>(split3, parts, wavy(e3.nx * e3.ny * e3.nz), options, routed);
+      for (const char* name : {"nos4", "bcsstk14"}) {
+        INFO(name);
+        const relax::Csr<double> a = relax::testing::read_real_matrix(RELAX_TEST_DATA_DIR, name);
+        auto split_a = [&](int n, int ranks, int rank, int device) {
+          return relax::split_csr_of_rank(a, n, ranks, rank, device, relax::Balance::nonzeros);
+        };
+        check_nvshmem_equals_host_copy<relax::Unfused>(split_a, parts, relax::testing::ones_rhs(a), options, routed);
+        check_nvshmem_equals_host_copy<relax::Pipelined>(split_a, parts, relax::testing::ones_rhs(a), options, routed);
+      }
+      const relax::Csr<double> dense = relax::testing::dense_spd(60);  // every part reads every other
+      auto split_d = [&](int n, int ranks, int rank, int device) {
+        return relax::split_csr_of_rank(dense, n, ranks, rank, device);
+      };
+      check_nvshmem_equals_host_copy<relax::Unfused>(split_d, parts, relax::testing::ones_rhs(dense), options, routed);
+    }
+  }
+}
+
+TEST_CASE("CG with NVSHMEM on small problems, for the sanitizers", "[multi_cg][nvshmem][sanitize]") {
+  relax::CgOptions options;
+  options.rel_tol = 1e-8;
+  options.replace_interval = 7;
+  const int parts = 2 * runtime().pes();
+  const relax::Csr<double> a = relax::testing::read_real_matrix(RELAX_TEST_DATA_DIR, "nos4");
+  auto split = [&](int n, int ranks, int rank, int device) {
+    return relax::split_csr_of_rank(a, n, ranks, rank, device, relax::Balance::nonzeros);
+  };
+  check_nvshmem_equals_host_copy<relax::Unfused>(split, parts, relax::testing::ones_rhs(a), options, true);
+  check_nvshmem_equals_host_copy<relax::Pipelined>(split, parts, relax::testing::ones_rhs(a), options, true);
+}
+
+TEST_CASE("CG with NVSHMEM refuses a split for other PEs with a clear error", "[multi_cg][nvshmem][validation]") {
+  const int pes = runtime().pes(), pe = runtime().pe(), device = runtime().device();
+  const relax::Csr<double> a = relax::testing::scaled_poisson(6, 1.0);
+  using Cg = relax::MultiCG<relax::CsrPartOperator<double>, relax::Unfused, relax::Nvshmem>;
+  // This PE's parts for a program of one more PE than there are (every PE refuses its own).
+  CHECK_THROWS_WITH(Cg(relax::split_csr_of_rank(a, 2 * (pes + 1), pes + 1, pe, device)),
+                    Catch::Contains("rank " + std::to_string(pe) + "'s parts"));
+  // A part on another device than the PE's (an invalid ordinal counts as another device only
+  // where it exists, so use the PE's device plus one where there is one).
+  if (relax::device_count() > device + 1)
+    CHECK_THROWS_WITH(Cg(relax::split_csr_of_rank(a, pes, pes, pe, device + 1)), Catch::Contains("this PE's device"));
+  // Bad vectors are refused on every PE before any collective call.
+  Cg cg(relax::split_csr_of_rank(a, 2 * pes, pes, pe, device));
+  std::vector<double> b(static_cast<std::size_t>(a.rows), 1.0), x(3, 0.0);
+  CHECK_THROWS_WITH(cg.solve(b, x), Catch::Contains("one value per unknown"));
+  x.assign(b.size(), 0.0);
+  const relax::CgReport r = cg.solve(b, x);
+  CHECK(r.converged());
+}
