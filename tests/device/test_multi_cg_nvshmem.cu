@@ -4,8 +4,12 @@
 // and the entries of x this PE holds), since every PE adds the all-gathered sums in the order the
 // host adds them; the same with every transfer routed through NVSHMEM's puts, inbox and barrier
 // (to itself on one PE), so one GPU exercises them; on the Poisson operators (2D, rectangular,
-// 3D) and SPD matrices, generated and real. Splits for another PE count, or parts off the PE's
-// GPU, refused with a clear error on every PE. Run alone (one PE) or under `mpirun -np P`.
+// 3D) and SPD matrices, generated and real. The CPU-free variants over NVSHMEM (Persistent,
+// PersistentPipelined: vectors, boards and barrier in the symmetric heap, reached through
+// NVSHMEM's mapping) converge to the tolerance and repeat bit for bit; on one PE they are the
+// PeerStore solve bit for bit (the same kernel on the same blocks); a barrier that cannot
+// complete is an error, not a hang. Splits for another PE count, or parts off the PE's GPU,
+// refused with a clear error on every PE. Run alone (one PE) or under `mpirun -np P`.
 #include <relax/multi/cg_nvshmem.cuh>  // first: the header compiles on its own
 
 #include <catch2/catch.hpp>
@@ -15,8 +19,10 @@
 
 #include <relax/stencil/poisson.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace {
@@ -53,6 +59,40 @@ void check_nvshmem_equals_host_copy(const Split& split, int parts, const std::ve
   CHECK(std::memcmp(got.data() + begin, want.data() + begin, (end - begin) * sizeof(T)) == 0);
   for (std::size_t i = 0; i < got.size(); ++i)
     if (i < begin || i >= end) REQUIRE(got[i] == T(0));  // another PE's entries: not written here
+}
+
+// The CPU-free `Variant` over NVSHMEM on this PE's parts of `split(parts, pes, pe, device)`:
+// converged with the true residual below the tolerance, a second solve the same bits; on one PE,
+// MultiCG<Part, Variant> (PeerStore) on the same split bit for bit.
+template <class Variant, class Split, class T>
+void check_cpu_free_nvshmem(const Split& split, int parts, const std::vector<T>& b, const relax::CgOptions& options) {
+  const int pes = runtime().pes(), pe = runtime().pe(), device = runtime().device();
+  auto mine = split(parts, pes, pe, device);
+  using Part = typename decltype(mine)::part_type;
+  const relax::PartLayout& first = mine.layout.parts[static_cast<std::size_t>(mine.first_held)];
+  const relax::PartLayout& last = mine.layout.parts[static_cast<std::size_t>(mine.first_held + mine.size() - 1)];
+  const std::size_t begin = static_cast<std::size_t>(first.global_first);
+  const std::size_t bytes = static_cast<std::size_t>(last.global_first + last.owned - first.global_first) * sizeof(T);
+  relax::MultiCG<Part, Variant, relax::Nvshmem> shmem(std::move(mine), options);
+  std::vector<T> got(b.size(), T(0)), again(b.size(), T(0));
+  const relax::CgReport g = shmem.solve(b, got);
+  const relax::CgReport a = shmem.solve(b, again);
+  CHECK(g.converged());
+  CHECK(g.relative_true_residual() < options.rel_tol);
+  CHECK(a.iterations == g.iterations);
+  CHECK(a.true_residual_norm == g.true_residual_norm);
+  CHECK(std::memcmp(again.data() + begin, got.data() + begin, bytes) == 0);
+  if (pes == 1) {
+    relax::MultiCG<Part, Variant> peer(split(parts, 1, 0, device), options);
+    std::vector<T> want(b.size(), T(0));
+    const relax::CgReport w = peer.solve(b, want);
+    CHECK(g.status == w.status);
+    CHECK(g.iterations == w.iterations);
+    CHECK(g.residual_norm == w.residual_norm);
+    CHECK(g.true_residual_norm == w.true_residual_norm);
+    CHECK(g.switched_at == w.switched_at);
+    CHECK(std::memcmp(got.data(), want.data(), b.size() * sizeof(T)) == 0);
+  }
 }
 
 std::vector<double> wavy(std::int64_t n) {
@@ -103,6 +143,61 @@ TEST_CASE("CG with NVSHMEM is CG with HostCopy, bit for bit", "[multi_cg][nvshme
   }
 }
 
+TEST_CASE("CPU-free CG with NVSHMEM converges, repeats, and on one PE is PeerStore's, bit for bit",
+          "[multi_cg][nvshmem][cpu_free]") {
+  relax::CgOptions options;
+  options.rel_tol = 1e-8;
+  options.replace_interval = 7;
+  const int pes = runtime().pes();
+  for (int k : {1, 2, 3}) {
+    const int parts = k * pes;
+    INFO(k << " parts a PE on " << pes << " PEs");
+    for (const relax::Extents& e : {relax::Extents(70, 70), relax::Extents(257, 33)}) {
+      auto split = [&](int n, int ranks, int rank, int device) {
+        return relax::split_stencil_of_rank(relax::Poisson5<double>{}, e, n, ranks, rank, device);
+      };
+      const std::vector<double> b = wavy(e.nx * e.ny);
+      check_cpu_free_nvshmem<relax::Persistent>(split, parts, b, options);
+      check_cpu_free_nvshmem<relax::PersistentPipelined>(split, parts, b, options);
+    }
+    const relax::Extents e3(20, 17, 13);
+    auto split3 = [&](int n, int ranks, int rank, int device) {
+      return relax::split_stencil_of_rank(relax::Poisson7<double>{}, e3, n, ranks, rank, device);
+    };
+    check_cpu_free_nvshmem<relax::Persistent>(split3, parts, wavy(e3.nx * e3.ny * e3.nz), options);
+    for (const char* name : {"nos4", "bcsstk14"}) {
+      INFO(name);
+      const relax::Csr<double> a = relax::testing::read_real_matrix(RELAX_TEST_DATA_DIR, name);
+      auto split_a = [&](int n, int ranks, int rank, int device) {
+        return relax::split_csr_of_rank(a, n, ranks, rank, device, relax::Balance::nonzeros);
+      };
+      check_cpu_free_nvshmem<relax::Persistent>(split_a, parts, relax::testing::ones_rhs(a), options);
+      check_cpu_free_nvshmem<relax::PersistentPipelined>(split_a, parts, relax::testing::ones_rhs(a), options);
+    }
+    // Rows of 16 entries or more: a warp a row in the kernels.
+    const relax::Csr<double> dense = relax::testing::dense_spd(60);
+    auto split_d = [&](int n, int ranks, int rank, int device) {
+      return relax::split_csr_of_rank(dense, n, ranks, rank, device);
+    };
+    check_cpu_free_nvshmem<relax::Persistent>(split_d, parts, relax::testing::ones_rhs(dense), options);
+    check_cpu_free_nvshmem<relax::PersistentPipelined>(split_d, parts, relax::testing::ones_rhs(dense), options);
+  }
+}
+
+TEST_CASE("CPU-free CG with NVSHMEM ends a barrier that cannot complete with an error", "[multi_cg][nvshmem][cpu_free]") {
+  const int pes = runtime().pes(), pe = runtime().pe(), device = runtime().device();
+  const relax::Csr<double> a = relax::testing::scaled_poisson(12, 1.0);
+  const std::vector<double> b(static_cast<std::size_t>(a.rows), 1.0);
+  relax::MultiCG<relax::CsrPartOperator<double>, relax::Persistent, relax::Nvshmem> cg(
+      relax::split_csr_of_rank(a, 2 * pes, pes, pe, device));
+  cg.set_absent_blocks_for_testing(1);
+  std::vector<double> x(b.size(), 0.0);
+  CHECK_THROWS_AS(cg.solve(b, x), relax::device_loop_error);
+  cg.set_absent_blocks_for_testing(0);
+  std::fill(x.begin(), x.end(), 0.0);
+  CHECK(cg.solve(b, x).converged());  // the next solve meets at a barrier reset again
+}
+
 TEST_CASE("CG with NVSHMEM on small problems, for the sanitizers", "[multi_cg][nvshmem][sanitize]") {
   relax::CgOptions options;
   options.rel_tol = 1e-8;
@@ -114,6 +209,8 @@ TEST_CASE("CG with NVSHMEM on small problems, for the sanitizers", "[multi_cg][n
   };
   check_nvshmem_equals_host_copy<relax::Unfused>(split, parts, relax::testing::ones_rhs(a), options, true);
   check_nvshmem_equals_host_copy<relax::Pipelined>(split, parts, relax::testing::ones_rhs(a), options, true);
+  check_cpu_free_nvshmem<relax::Persistent>(split, parts, relax::testing::ones_rhs(a), options);
+  check_cpu_free_nvshmem<relax::PersistentPipelined>(split, parts, relax::testing::ones_rhs(a), options);
 }
 
 TEST_CASE("CG with NVSHMEM refuses a split for other PEs with a clear error", "[multi_cg][nvshmem][validation]") {

@@ -214,6 +214,11 @@ struct SplitTransport {
 };
 template <class Comm>
 struct is_split_collective : std::false_type {};
+//! Whether the CPU-free variants run over Comm: `PeerStore` (one process), and `Nvshmem`
+//! (`multi/cg_nvshmem.cuh`: one PE per GPU, the vectors, boards and barrier in its symmetric
+//! heap, reached through `SplitTransport::peer`).
+template <class Comm>
+struct is_split_cpu_free : std::is_same<Comm, PeerStore> {};
 
 }  // namespace detail
 
@@ -237,11 +242,14 @@ class MultiCG {
   static constexpr bool cpu_free_pipelined = std::is_same_v<Variant, PersistentPipelined>;
   static constexpr bool pipelined = host_pipelined || cpu_free_pipelined;  // pipelined CG's recurrences
   static constexpr bool persistent = std::is_same_v<Variant, Persistent> || cpu_free_pipelined;  // CPU-free
-  static constexpr bool collective = detail::is_split_collective<Comm>::value;  // Nccl
-  static_assert(persistent ? std::is_same_v<Comm, PeerStore> : (std::is_same_v<Comm, HostCopy> || collective),
+  static constexpr bool collective = detail::is_split_collective<Comm>::value;  // Nccl, Nvshmem
+  // CPU-free over a Comm of one process per GPU (Nvshmem): the kernels reach the other PEs'
+  // vectors, boards and barrier in their symmetric heaps.
+  static constexpr bool symmetric = persistent && collective;
+  static_assert(persistent ? detail::is_split_cpu_free<Comm>::value : (std::is_same_v<Comm, HostCopy> || collective),
                 "relax::MultiCG<Part, Variant, Comm>: the host-controlled variants take relax::HostCopy, relax::Nccl "
                 "(include relax/multi/cg_nccl.cuh) or relax::Nvshmem (relax/multi/cg_nvshmem.cuh), the CPU-free ones "
-                "relax::PeerStore");
+                "relax::PeerStore or relax::Nvshmem");
 
  public:
   using value_type = typename Part::value_type;
@@ -266,26 +274,23 @@ class MultiCG {
     first_held_ = op_.first_held;
     // One stream per device, shared by the parts on it: their work is ordered by the stream
     // itself, and only transfers between devices need events.
-    for (std::size_t p = 0; p < op_.parts.size(); ++p) {
-      Lane* lane = nullptr;
-      for (auto& l : lanes_)
-        if (l->device == op_.devices[p]) lane = l.get();
-      if (!lane) {
-        const detail::DeviceScope on(op_.devices[p]);
-        lanes_.push_back(std::make_unique<Lane>(op_.devices[p]));
-        lane = lanes_.back().get();
-      }
-      parts_.push_back(std::make_unique<PartState>(op_, p, lane));
-    }
     std::vector<int> lane_devices;
-    for (std::size_t i = 0; i < lanes_.size(); ++i) {
-      lanes_[i]->rank = static_cast<int>(i);
-      lane_devices.push_back(lanes_[i]->device);
-    }
+    for (int device : op_.devices)
+      if (std::find(lane_devices.begin(), lane_devices.end(), device) == lane_devices.end()) {
+        const detail::DeviceScope on(device);
+        lanes_.push_back(std::make_unique<Lane>(device));
+        lanes_.back()->rank = static_cast<int>(lane_devices.size());
+        lane_devices.push_back(device);
+      }
     transport_ = std::make_unique<detail::SplitTransport<Comm>>(lane_devices, comm);
     bool program = false;  // the program's communicator: this process one rank of several
     if constexpr (collective) program = transport_->program();
     check_together("to construct its solver", [&] {
+      if constexpr (symmetric)
+        detail::require(op_.total() % transport_->ranks() == 0, "split operator", op_.total(),
+                        ("parts of the CPU-free CG over relax::Nvshmem: as many on every PE, so a multiple of the " +
+                         std::to_string(transport_->ranks()) + " PEs")
+                            .c_str());
       if constexpr (collective) {
         if (program) {
           lanes_.front()->rank = transport_->rank();
@@ -301,6 +306,19 @@ class MultiCG {
                       "every part of the split (one rank's parts need the program's communicator: relax::Nccl::comm, "
                       "or relax::Nvshmem)");
     });
+    // The parts' local vectors: in the symmetric heap for the CPU-free CG over Nvshmem, every
+    // PE's the same size (the largest part's), so part j of every PE has the same address there.
+    std::int64_t largest = 0;
+    for (const PartLayout& l : op_.layout.parts) largest = std::max(largest, l.local_size);
+    for (std::size_t p = 0; p < op_.parts.size(); ++p) {
+      Lane* lane = nullptr;
+      for (auto& l : lanes_)
+        if (l->device == op_.devices[p]) lane = l.get();
+      parts_.push_back(std::make_unique<PartState>(op_, p, lane, [&](std::int64_t size) {
+        if constexpr (symmetric) return transport_->template buffer<T>(static_cast<std::size_t>(largest));
+        else return DeviceBuffer<T>(static_cast<std::size_t>(size));
+      }));
+    }
     if constexpr (collective) prepare_collective_sums();
     // Each held sender's indexed transfers: their indices one after another, packed into staging.
     // A transfer between this process and another (a rank that holds the other end) is across.
@@ -361,6 +379,7 @@ class MultiCG {
   }
 
   int size() const { return static_cast<int>(parts_.size()); }  //!< the parts this process holds
+  int first_held() const { return first_held_; }                 //!< held part i is part first_held() + i
   const SplitLayout& layout() const { return op_.layout; }
   const CgOptions& options() const { return options_; }
 
@@ -466,8 +485,9 @@ class MultiCG {
     double* out = nullptr;  // where the kernels write the part's 4 sums
     int slot = 0;           // its place among its device's parts
 
-    // Held part i of `s` (part first_held + i of its layout).
-    PartState(const SplitOperator<Part>& s, std::size_t i, Lane* l)
+    // Held part i of `s` (part first_held + i of its layout), its vectors from `allocate(size)`.
+    template <class Allocate>
+    PartState(const SplitOperator<Part>& s, std::size_t i, Lane* l, Allocate&& allocate)
         : index(static_cast<std::size_t>(s.first_held) + i),
           device(s.devices[i]),
           lane(l),
@@ -482,7 +502,7 @@ class MultiCG {
           sums(4),
           out(sums.data()) {
       for (int i = 0; i < vectors; ++i) {
-        v.emplace_back(static_cast<std::size_t>(local_size));
+        v.push_back(allocate(local_size));
         RELAX_CUDA_CHECK(cudaMemsetAsync(v.back().data(), 0, v.back().bytes(), lane->stream.get()));
       }
       RELAX_CUDA_CHECK(cudaMemsetAsync(arrivals.data(), 0, sizeof(unsigned), lane->stream.get()));
@@ -999,66 +1019,84 @@ class MultiCG {
   // reproducible. Boards, states, the barrier and the transfers are made here; devices reach
   // each other's memory by peer access.
   void prepare_persistent() {
-    const bool system = lanes_.size() > 1;
+    system_scope_ = lanes_.size() > 1 || (symmetric && ranks() > 1);
+    const bool system = system_scope_;
     // A warp a row for every part or for none: with warp rows the standard kernel meets a third
     // barrier an iteration, so parts that chose differently would never meet.
     warp_rows_ = std::all_of(op_.parts.begin(), op_.parts.end(), [](const Part& p) { return p.warp_rows(); });
-    if (lanes_.size() > static_cast<std::size_t>(detail::split_cg_max_devices))
-      throw invalid_argument("devices", std::to_string(lanes_.size()),
-                             "at most " + std::to_string(detail::split_cg_max_devices) +
-                                 " distinct devices for the CPU-free CG");
+    if constexpr (symmetric) {  // every PE's parts
+      const std::vector<unsigned long long> every = transport_->gather_words(warp_rows_ ? 1 : 0);
+      warp_rows_ = std::all_of(every.begin(), every.end(), [](unsigned long long w) { return w != 0; });
+    }
     unsigned total = 0;
-    for (auto& lane : lanes_) {
-      const detail::DeviceScope on(lane->device);
-      int cooperative = 0;
-      RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, lane->device));
-      if (!cooperative)
-        throw unavailable_error("relax::MultiCG's CPU-free variants need cooperative launch, which device " +
-                                std::to_string(lane->device) + " does not support; use relax::Unfused");
-      // The occupancy queries load the kernels: nothing loads lazily once the kernels wait on each other.
-      int per_sm = 0;
-      RELAX_CUDA_CHECK(
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cpu_free_kernel(false, system), detail::dot_block, 0));
-      if constexpr (cpu_free_pipelined) {
-        int pipelined_per_sm = 0;
-        RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &pipelined_per_sm, cpu_free_kernel(true, system), detail::dot_block, 0));
-        per_sm = std::min(per_sm, pipelined_per_sm);
-      }
-      int sms = 0;
-      RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, lane->device));
-      const std::int64_t cap = std::int64_t{per_sm} * sms;
-      std::vector<PartState*> mine;
-      std::int64_t wanted = 0;
-      for (auto& part : parts_)
-        if (part->lane == lane.get()) {
-          mine.push_back(part.get());
-          wanted += detail::tile_count(part->owned, std::int64_t{detail::dot_block} * tuning::cg_persistent_points_per_thread);
+    check_together("to size its kernel", [&] {
+      const std::size_t boards = symmetric ? static_cast<std::size_t>(ranks()) : lanes_.size();
+      if (boards > static_cast<std::size_t>(detail::split_cg_max_devices))
+        throw invalid_argument(symmetric ? "PEs" : "devices", std::to_string(boards),
+                               "at most " + std::to_string(detail::split_cg_max_devices) +
+                                   (symmetric ? " PEs" : " distinct devices") + " for the CPU-free CG");
+      for (auto& lane : lanes_) {
+        const detail::DeviceScope on(lane->device);
+        int cooperative = 0;
+        RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, lane->device));
+        if (!cooperative)
+          throw unavailable_error("relax::MultiCG's CPU-free variants need cooperative launch, which device " +
+                                  std::to_string(lane->device) + " does not support; use relax::Unfused");
+        // The occupancy queries load the kernels: nothing loads lazily once the kernels wait on each other.
+        int per_sm = 0;
+        RELAX_CUDA_CHECK(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cpu_free_kernel(false, system), detail::dot_block, 0));
+        if constexpr (cpu_free_pipelined) {
+          int pipelined_per_sm = 0;
+          RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+              &pipelined_per_sm, cpu_free_kernel(true, system), detail::dot_block, 0));
+          per_sm = std::min(per_sm, pipelined_per_sm);
         }
-      if (mine.size() > static_cast<std::size_t>(detail::split_cg_max_parts) || static_cast<std::int64_t>(mine.size()) > cap)
-        throw invalid_argument("devices", std::to_string(mine.size()) + " parts on device " + std::to_string(lane->device),
-                               "at most " + std::to_string(std::min<std::int64_t>(detail::split_cg_max_parts, cap)) +
-                                   " parts per device for the CPU-free CG");
-      const std::int64_t blocks = std::clamp<std::int64_t>(wanted, std::min<std::int64_t>(sms, cap), cap);
-      std::vector<std::int64_t> sizes;
-      for (const PartState* part : mine) sizes.push_back(part->owned);
-      const std::vector<BlockShare> shares = share_blocks(sizes, blocks);
-      for (std::size_t i = 0; i < mine.size(); ++i) {
-        mine[i]->first_block = static_cast<unsigned>(shares[i].first);
-        mine[i]->blocks = static_cast<unsigned>(shares[i].count);
+        int sms = 0;
+        RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, lane->device));
+        const std::int64_t cap = std::int64_t{per_sm} * sms;
+        std::vector<PartState*> mine;
+        std::int64_t wanted = 0;
+        for (auto& part : parts_)
+          if (part->lane == lane.get()) {
+            mine.push_back(part.get());
+            wanted += detail::tile_count(part->owned, std::int64_t{detail::dot_block} * tuning::cg_persistent_points_per_thread);
+          }
+        if (mine.size() > static_cast<std::size_t>(detail::split_cg_max_parts) || static_cast<std::int64_t>(mine.size()) > cap)
+          throw invalid_argument("devices", std::to_string(mine.size()) + " parts on device " + std::to_string(lane->device),
+                                 "at most " + std::to_string(std::min<std::int64_t>(detail::split_cg_max_parts, cap)) +
+                                     " parts per device for the CPU-free CG");
+        const std::int64_t blocks = std::clamp<std::int64_t>(wanted, std::min<std::int64_t>(sms, cap), cap);
+        std::vector<std::int64_t> sizes;
+        for (const PartState* part : mine) sizes.push_back(part->owned);
+        const std::vector<BlockShare> shares = share_blocks(sizes, blocks);
+        for (std::size_t i = 0; i < mine.size(); ++i) {
+          mine[i]->first_block = static_cast<unsigned>(shares[i].first);
+          mine[i]->blocks = static_cast<unsigned>(shares[i].count);
+        }
+        lane->blocks = static_cast<unsigned>(blocks);
+        lane->first_block = total;
+        total += lane->blocks;
       }
-      lane->blocks = static_cast<unsigned>(blocks);
-      lane->first_block = total;
-      total += lane->blocks;
+    });
+    if constexpr (symmetric) {  // one lane: this PE's; its blocks follow the lower PEs'
+      const std::vector<unsigned long long> every = transport_->gather_words(lanes_.front()->blocks);
+      total = 0;
+      for (std::size_t q = 0; q < every.size(); ++q) {
+        if (static_cast<int>(q) == transport_->rank()) lanes_.front()->first_block = total;
+        total += static_cast<unsigned>(every[q]);
+      }
     }
     total_blocks_ = total;
     for (auto& lane : lanes_) {
       const detail::DeviceScope on(lane->device);
-      lane->board = DeviceBuffer<double>(std::size_t{cpu_free_pipelined ? 4u : 2u} * total);
+      const std::size_t board = std::size_t{cpu_free_pipelined ? 4u : 2u} * total;
+      if constexpr (symmetric) lane->board = transport_->template buffer<double>(board);
+      else lane->board = DeviceBuffer<double>(board);
       lane->state = DeviceBuffer<detail::CgDeviceState>(1);
       if (cpu_free_pipelined) lane->pipelined_state = DeviceBuffer<detail::SplitPipelinedState>(1);
       for (auto& other : lanes_) {
-        if (other->device == lane->device) continue;
+        if (other->device == lane->device || symmetric) continue;
         int can = 0;
         RELAX_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, lane->device, other->device));
         if (!can)
@@ -1072,7 +1110,16 @@ class MultiCG {
     }
     {
       const detail::DeviceScope on(lanes_.front()->device);
-      barrier_ = DeviceBuffer<detail::GridBarrierState>(1);
+      if constexpr (symmetric) {  // PE 0's is the one; every PE reaches it (and every PE's board)
+        barrier_ = transport_->template buffer<detail::GridBarrierState>(1);
+        check_together("to reach the other PEs' memory", [&] {
+          barrier_at_ = transport_->peer(barrier_.data(), 0);
+          for (int q = 0; q < ranks(); ++q) (void)transport_->peer(lanes_.front()->board.data(), q);
+        });
+      } else {
+        barrier_ = DeviceBuffer<detail::GridBarrierState>(1);
+        barrier_at_ = barrier_.data();
+      }
     }
     // Each device's outgoing transfers, grouped by sending part: of r into the readers' two r
     // arrays (standard CG), of w into their two w arrays (pipelined CG).
@@ -1083,17 +1130,16 @@ class MultiCG {
         part->links_begin = static_cast<unsigned>(of_r.size());
         for (const Link& l : links_) {
           if (l.from != static_cast<int>(part->index)) continue;
-          PartState& to = *part_at(l.to);
           detail::SplitCgLink<T> link;
           link.indices = l.packed_at >= 0 ? part->indices.data() + l.packed_at : nullptr;
           link.first = l.first;
           link.count = l.count;
-          link.dst[0] = to.v[vr].data() + l.receive_offset;
-          link.dst[1] = to.v[vw].data() + l.receive_offset;
+          link.dst[0] = reader_vector(l.to, vr) + l.receive_offset;
+          link.dst[1] = reader_vector(l.to, vw) + l.receive_offset;
           of_r.push_back(link);
           if constexpr (cpu_free_pipelined) {
-            link.dst[0] = to.v[vw].data() + l.receive_offset;
-            link.dst[1] = to.v[vw2].data() + l.receive_offset;
+            link.dst[0] = reader_vector(l.to, vw) + l.receive_offset;
+            link.dst[1] = reader_vector(l.to, vw2) + l.receive_offset;
             of_w.push_back(link);
           }
         }
@@ -1109,6 +1155,18 @@ class MultiCG {
       upload(lane->links, of_r);
       upload(lane->pipelined_links, of_w);
     }
+  }
+
+  // Vector `which` of part g (the reader of a transfer) as the CPU-free kernels store into it:
+  // its own, or over Nvshmem the vector of the same slot here (the same symmetric address) on
+  // the PE that holds g, through NVSHMEM's mapping (every reader, this PE's too).
+  T* reader_vector(int g, Vec which) {
+    if constexpr (symmetric) {
+      const int q = rank_of(g);
+      const int slot = g - rank_parts(op_.total(), ranks(), q).first;
+      return transport_->peer(parts_[static_cast<std::size_t>(slot)]->v[static_cast<std::size_t>(which)].data(), q);
+    }
+    return part_at(g)->v[static_cast<std::size_t>(which)].data();
   }
 
   // A kernel's table for `lane`: `entry(part, e)` fills each of its parts' entries.
@@ -1129,9 +1187,14 @@ class MultiCG {
       entry(*part, e);
     }
     t.links = links.data();
-    for (auto& other : lanes_) {
-      if (other.get() == &lane) t.home = t.board_count;
-      t.boards[t.board_count++] = other->board.data();
+    if constexpr (symmetric) {  // every PE's board, this PE's its own
+      for (int q = 0; q < ranks(); ++q) t.boards[t.board_count++] = transport_->peer(lane.board.data(), q);
+      t.home = transport_->rank();
+    } else {
+      for (auto& other : lanes_) {
+        if (other.get() == &lane) t.home = t.board_count;
+        t.boards[t.board_count++] = other->board.data();
+      }
     }
     t.total_blocks = total_blocks_;
     t.first_block = lane.first_block;
@@ -1179,10 +1242,18 @@ class MultiCG {
       if constexpr (pipelined_kernel) return lane.pipelined_state.data();
       else return lane.state.data();
     };
-    const bool system = lanes_.size() > 1;
+    const bool system = system_scope_;
+    // The barrier's owner: the first device, or PE 0 (over Nvshmem every PE's stream meets the
+    // others' before and after its reset, so no kernel of the last launch still waits on it and
+    // none of this one arrives before it).
+    bool owner = true;
+    if constexpr (symmetric) owner = transport_->rank() == 0;
     {
       const detail::DeviceScope on(lanes_.front()->device);
-      RELAX_CUDA_CHECK(cudaMemsetAsync(barrier_.data(), 0, sizeof(detail::GridBarrierState), lanes_.front()->stream.get()));
+      const cudaStream_t stream = lanes_.front()->stream.get();
+      if constexpr (symmetric) transport_->barrier(stream);
+      if (owner) RELAX_CUDA_CHECK(cudaMemsetAsync(barrier_.data(), 0, sizeof(detail::GridBarrierState), stream));
+      if constexpr (symmetric) transport_->barrier(stream);
     }
     for (auto& lane : lanes_) {
       const detail::DeviceScope on(lane->device);
@@ -1201,18 +1272,23 @@ class MultiCG {
         RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(cpu_free_kernel(pipelined_kernel, system), dim3(lane->blocks),
                                                      dim3(detail::dot_block), args, 0, lane->stream.get()));
       };
-      if (system) go(detail::BasicGridBarrier<cuda::thread_scope_system>{barrier_.data(), all, timeout_ns_, lane->first_block});
-      else go(detail::GridBarrier{barrier_.data(), all, timeout_ns_, lane->first_block});
+      if (system) go(detail::BasicGridBarrier<cuda::thread_scope_system>{barrier_at_, all, timeout_ns_, lane->first_block});
+      else go(detail::GridBarrier{barrier_at_, all, timeout_ns_, lane->first_block});
     }
     {
       Lane& home = *lanes_.front();
       const detail::DeviceScope on(home.device);
       RELAX_CUDA_CHECK(cudaMemcpyAsync(&h, state_of(home), sizeof(h), cudaMemcpyDeviceToHost, home.stream.get()));
-      RELAX_CUDA_CHECK(cudaMemcpyAsync(host_barrier_.data(), barrier_.data(), sizeof(detail::GridBarrierState),
-                                       cudaMemcpyDeviceToHost, home.stream.get()));
+      host_barrier_.data()[0] = detail::GridBarrierState{};
+      if (owner)
+        RELAX_CUDA_CHECK(cudaMemcpyAsync(host_barrier_.data(), barrier_.data(), sizeof(detail::GridBarrierState),
+                                         cudaMemcpyDeviceToHost, home.stream.get()));
     }
     for (auto& lane : lanes_) lane->stream.synchronize();
-    if (host_barrier_.data()[0].failed != 0)
+    bool failed = host_barrier_.data()[0].failed != 0;  // its flag where this process holds it,
+    if constexpr (pipelined_kernel) failed = failed || h.outcome == detail::pipelined_barrier_failed;
+    else failed = failed || h.status == detail::cg_barrier_failed;  // else what this kernel saw
+    if (failed)
       throw device_loop_error(std::string(pipelined_kernel ? "split_cg_pipelined" : "split_cg_persistent") +
                               ": a grid barrier did not complete within " + std::to_string(timeout_ns_ / 1'000'000) +
                               " ms (are all blocks of every device's cooperative grid resident? another kernel may be "
@@ -1259,7 +1335,9 @@ class MultiCG {
   // Persistent.
   unsigned total_blocks_ = 0;
   bool warp_rows_ = false;  // every part's rows a warp a row (the CPU-free kernels)
-  DeviceBuffer<detail::GridBarrierState> barrier_;  // on the first device
+  DeviceBuffer<detail::GridBarrierState> barrier_;  // on the first device (over Nvshmem: every PE's, PE 0's used)
+  detail::GridBarrierState* barrier_at_ = nullptr;  // the one the kernels meet at
+  bool system_scope_ = false;  // the kernels' barrier spans devices
   PinnedBuffer<detail::CgDeviceState> host_state_{1};
   PinnedBuffer<detail::SplitPipelinedState> host_pipelined_{1};
   PinnedBuffer<detail::GridBarrierState> host_barrier_{1};

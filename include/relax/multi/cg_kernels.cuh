@@ -75,6 +75,27 @@ __device__ __forceinline__ void each_product(const Rows& rows, bool warp, std::i
   for (std::int64_t e = first; e < count; e += stride) f(e, rows.row(index(e), load));
 }
 
+//! `f(e, v)` for every e in [0, count) as `each_product` computes it, but with `warp` one e a
+//! warp (lane 0 calls f), for a sender's halo rows: there are few of them, and 32 rows a warp left
+//! most warps idle and a tail of 32 dependent rows on the rest (the pipelined kernel's k = 2 cost
+//! of 34-43% on the small long-row stand-ins, `bench_multi_cg_iter_cpufree_long_rows_3e2e89f.json`).
+//! The same arithmetic, so the same bits.
+template <class Rows, class Index, class Load, class F>
+__device__ __forceinline__ void each_product_spread(const Rows& rows, bool warp, std::int64_t count, std::int64_t first,
+                                                    std::int64_t stride, const Index& index, const Load& load, F&& f) {
+  if constexpr (has_warp_row<Rows>::value) {
+    if (warp) {
+      const int lane = static_cast<int>(threadIdx.x % 32);
+      for (std::int64_t e = first / 32; e < count; e += stride / 32) {  // warp-uniform
+        const auto v = rows.warp_row(index(e), load, lane);
+        if (lane == 0) f(e, v);
+      }
+      return;
+    }
+  }
+  for (std::int64_t e = first; e < count; e += stride) f(e, rows.row(index(e), load));
+}
+
 //! One part in its device's kernel: its rows, its local vectors (owned entries at `offset`),
 //! its blocks and its outgoing transfers.
 template <class T, class Rows>
@@ -112,7 +133,7 @@ struct SplitKernelTable {
   int home = 0;               //!< this device's board
   unsigned total_blocks = 0;  //!< every kernel's blocks
   unsigned first_block = 0;   //!< this kernel's block 0 among them
-  State* state = nullptr;     //!< this device's copy; block 0 overall writes the outcome
+  State* state = nullptr;     //!< this device's copy; the kernel's block 0 writes the outcome
 };
 
 //! Standard CG's board: (p, q) partials, then (r, r) partials, `total_blocks` each.
@@ -254,7 +275,7 @@ __global__ void __launch_bounds__(dot_block, split_cg_min_blocks)
     for (std::int64_t k = first; k < owned; k += stride) x[off + k] = arith::add(x[off + k], arith::mul(al, p_last[off + k]));
     s.x_pending = 0;
   }
-  if (global_block == 0 && threadIdx.x == 0) *t.state = s;
+  if (blockIdx.x == 0 && threadIdx.x == 0) *t.state = s;  // every kernel its device's copy: the same decisions
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -420,7 +441,7 @@ __global__ void __launch_bounds__(dot_block, split_cg_min_blocks)
       const SplitCgLink<T> link = t.links[n];
       T* const dst = odd ? link.dst[0] : link.dst[1];
       auto owned_of = [link](std::int64_t e) { return link.indices ? link.indices[e] : link.first + e; };
-      each_product(rows, warp, link.count, first, stride, owned_of, w_load, [&](std::int64_t e, T m) {
+      each_product_spread(rows, warp, link.count, first, stride, owned_of, w_load, [&](std::int64_t e, T m) {
         const std::int64_t i = owned_of(e);
         dst[e] = arith::sub(w[off + i], arith::mul(a, z_of(i, m)));
       });
@@ -440,7 +461,7 @@ __global__ void __launch_bounds__(dot_block, split_cg_min_blocks)
     }
   }
   st.launch_iterations = j;
-  if (global_block == 0 && threadIdx.x == 0) *t.state = st;
+  if (blockIdx.x == 0 && threadIdx.x == 0) *t.state = st;  // every kernel its device's copy
 }
 
 }  // namespace relax::detail

@@ -1,10 +1,12 @@
 #pragma once
 //! \file
-//! The NVSHMEM Comm policy of CG on k sub-domains: `MultiCG<Part, Unfused | Pipelined, Nvshmem>`,
-//! host-controlled, one process (an NVSHMEM PE) per GPU. PE r holds rank r's parts of the split
-//! (`split_csr_of_rank(..., pes, r, its device)` or `split_stencil_of_rank`; with one PE, any
-//! whole split on its device), all on its GPU, and every PE constructs, solves and destroys its
-//! solver together, after its `NvshmemRuntime` starts and before it ends.
+//! The NVSHMEM Comm policy of CG on k sub-domains, one process (an NVSHMEM PE) per GPU:
+//! `MultiCG<Part, Unfused | Pipelined, Nvshmem>` (host-controlled) and
+//! `MultiCG<Part, Persistent | PersistentPipelined, Nvshmem>` (CPU-free, within one node). PE r
+//! holds rank r's parts of the split (`split_csr_of_rank(..., pes, r, its device)` or
+//! `split_stencil_of_rank`; with one PE, any whole split on its device), all on its GPU, and
+//! every PE constructs, solves and destroys its solver together, after its `NvshmemRuntime`
+//! starts and before it ends.
 //!
 //! Halos: NVSHMEM is one-sided, so each transfer between PEs has a slot in its reader's inbox (a
 //! symmetric buffer; the slots of every PE's transfers are numbered alike on every PE from the
@@ -18,6 +20,17 @@
 //! arithmetic in NVSHMEM) and adds them in part order on its GPU, so every PE holds the same
 //! scalars, bit for bit those `HostCopy`'s host adds. Parts on one PE exchange with gather
 //! kernels, as with `HostCopy`.
+//!
+//! CPU-free: the kernels of `multi/cg_kernels.cuh`, one cooperative kernel per PE, as with
+//! `PeerStore`, their memory in NVSHMEM's symmetric heap: every part's local vectors (the same
+//! size on every PE, the largest part's; every PE holds as many parts), every PE's board of block
+//! partials and PE 0's grid barrier. A sender stores the readers' halo entries, and every block
+//! its partials into every PE's board, through the addresses NVSHMEM maps the other PEs' memory at
+//! (`nvshmem_ptr`: peers within a node); every block of every PE meets at PE 0's barrier (system
+//! scope, bounded waits). The host work around the kernels (r = b − A x, checkpoints) goes through
+//! the host-controlled transport above. Where a PE's memory is not mapped (another node) the
+//! CPU-free variants refuse to run: puts across nodes are not built for CG. With one PE the
+//! kernels are `PeerStore`'s on one device, bit for bit.
 //!
 //! The PEs agree on whether one of them failed before the collective steps (construction, a
 //! solve's start), so none is left in a collective call. NVSHMEM's own collectives (barriers,
@@ -38,6 +51,8 @@ namespace relax::detail {
 
 template <>
 struct is_split_collective<Nvshmem> : std::true_type {};
+template <>
+struct is_split_cpu_free<Nvshmem> : std::true_type {};
 
 //! `MultiCG`'s transport over NVSHMEM (see the file comment and `SplitTransport`'s interface in
 //! `multi/cg.cuh`).
@@ -89,6 +104,39 @@ class SplitTransport<Nvshmem> {
     inbox_ = symmetric_buffer<unsigned char>(2 * inbox_bytes);
     outbox_ = symmetric_buffer<unsigned char>(outbox_bytes);
   }
+
+  //! Collective: every PE's `word`, in PE order.
+  std::vector<unsigned long long> gather_words(unsigned long long word) {
+    DeviceBuffer<unsigned long long> mine = symmetric_buffer<unsigned long long>(1);
+    DeviceBuffer<unsigned long long> every = symmetric_buffer<unsigned long long>(static_cast<std::size_t>(ranks_));
+    std::vector<unsigned long long> out(static_cast<std::size_t>(ranks_));
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(mine.data(), &word, sizeof word, cudaMemcpyHostToDevice, stream_.get()));
+    if (const int status = nvshmemx_uint64_fcollect_on_stream(NVSHMEM_TEAM_WORLD, reinterpret_cast<std::uint64_t*>(every.data()),
+                                                              reinterpret_cast<const std::uint64_t*>(mine.data()), 1,
+                                                              stream_.get());
+        status != 0)
+      throw nvshmem_error("relax: nvshmemx_uint64_fcollect_on_stream failed with status " + std::to_string(status));
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(out.data(), every.data(), out.size() * sizeof(unsigned long long),
+                                     cudaMemcpyDeviceToHost, stream_.get()));
+    stream_.synchronize();
+    return out;
+  }
+  //! Where PE `pe`'s copy of the symmetric object at `p` (this PE's address) lies in this GPU's
+  //! address space, for the CPU-free kernels' stores, boards and barrier.
+  //! \throws relax::unavailable_error where NVSHMEM does not map that PE's memory here (another
+  //!         node): the CPU-free CG over NVSHMEM runs within one node.
+  template <class T>
+  T* peer(T* p, int pe) const {
+    void* at = nvshmem_ptr(p, pe);
+    if (at == nullptr)
+      throw unavailable_error("relax::MultiCG's CPU-free variants over relax::Nvshmem: PE " + std::to_string(pe) +
+                              "'s memory is not mapped on PE " + std::to_string(rank_) +
+                              " (another node); they run within one node: use relax::Unfused or relax::Pipelined "
+                              "with relax::Nvshmem across nodes");
+    return static_cast<T*>(at);
+  }
+  //! Every PE's `stream` meets the others' here (NVSHMEM's barrier of all PEs, on the stream).
+  void barrier(cudaStream_t stream) { nvshmemx_barrier_all_on_stream(stream); }
 
   template <class F>
   void group(F&& f) {
