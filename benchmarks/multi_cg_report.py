@@ -17,6 +17,11 @@ files is taken from the last file that has it. Figures:
                                                     iteration over the CPU-free one's, k = 2
   mcg_cpufree_pipelined_over_host_virtual2_<op>     the same for pipelined CG
   mcg_host_k1_over_one_domain_pct_<operator>        MultiCG's one part against CG<..., Unfused>
+  mcg_nvshmem_one_pe_over_one_process_pct_<variant>_k<k>_<operator>
+                                                    relax_bench_nvshmem's CG rows: MultiCG over
+                                                    Nvshmem on one PE against HostCopy / PeerStore
+                                                    with the same k parts in one process, per
+                                                    iteration, same run
 """
 import argparse
 import json
@@ -84,6 +89,11 @@ def figures(rows):
         if m and (single := rows.get(f"multi_cg_iter/standard/one_domain/{m.group(1)}")):
             f[f"mcg_host_k1_over_one_domain_pct_{key_of(m.group(1))}"] = round(
                 (row["ms_per_iter"] / single["ms_per_iter"] - 1) * 100, 2)
+    for name, row in rows.items():
+        m = re.fullmatch(r"multi_cg_iter/(standard|pipelined|cpufree|cpufree_pipelined)/nvshmem/k:(\d)/(.+)", name)
+        if m and (alone := rows.get(f"multi_cg_iter/{m.group(1)}/one_process/k:{m.group(2)}/{m.group(3)}")):
+            key = f"mcg_nvshmem_one_pe_over_one_process_pct_{m.group(1)}_k{m.group(2)}_{key_of(m.group(3))}"
+            f[key] = round((row["ms_per_iter"] / alone["ms_per_iter"] - 1) * 100, 2)
     return f
 
 
