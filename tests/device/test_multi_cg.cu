@@ -10,6 +10,7 @@
 
 #include "matrices.hpp"
 #include "real_matrices.hpp"
+#include "split_cg.hpp"
 
 #include <relax/multi/cg.cuh>
 #include <relax/reference/cg.hpp>
@@ -32,12 +33,7 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
-template <class T>
-std::vector<T> wavy(std::int64_t n) {
-  std::vector<T> v(static_cast<std::size_t>(n));
-  for (std::int64_t k = 0; k < n; ++k) v[static_cast<std::size_t>(k)] = static_cast<T>(std::sin(0.37 * double(k)) + 0.25);
-  return v;
-}
+using relax::testing::wavy;
 
 // y = A x part by part: each part's local vector built on the host from the layout (owned
 // entries, and every transfer's entries at its receive offset), applied on the GPU.

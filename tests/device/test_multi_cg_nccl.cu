@@ -11,11 +11,11 @@
 #include "matrices.hpp"
 #include "nccl_rank.hpp"
 #include "real_matrices.hpp"
+#include "split_cg.hpp"
 
 #include <relax/multi/cg_nccl.cuh>
 #include <relax/stencil/poisson.hpp>
 
-#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -40,19 +40,11 @@ void check_nccl_equals_host_copy(const Split& split, const std::vector<T>& b, co
   const relax::CgReport w = host.solve(b, want);
   const relax::CgReport g = nccl.solve(b, got);
   CHECK(w.converged());
-  CHECK(g.status == w.status);
-  CHECK(g.iterations == w.iterations);
-  CHECK(g.residual_norm == w.residual_norm);
-  CHECK(g.true_residual_norm == w.true_residual_norm);
-  CHECK(g.switched_at == w.switched_at);
+  relax::testing::check_same_report(g, w);
   CHECK(same_bits(got, want));
 }
 
-std::vector<double> wavy(std::int64_t n) {
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (std::int64_t k = 0; k < n; ++k) v[static_cast<std::size_t>(k)] = std::sin(0.37 * double(k)) + 0.25;
-  return v;
-}
+using relax::testing::wavy;
 
 }  // namespace
 

@@ -16,11 +16,11 @@
 
 #include "matrices.hpp"
 #include "real_matrices.hpp"
+#include "split_cg.hpp"
 
 #include <relax/stencil/poisson.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -51,11 +51,7 @@ void check_nvshmem_equals_host_copy(const Split& split, int parts, const std::ve
   const relax::CgReport w = host.solve(b, want);
   const relax::CgReport g = shmem.solve(b, got);
   CHECK(w.converged());
-  CHECK(g.status == w.status);
-  CHECK(g.iterations == w.iterations);
-  CHECK(g.residual_norm == w.residual_norm);
-  CHECK(g.true_residual_norm == w.true_residual_norm);
-  CHECK(g.switched_at == w.switched_at);
+  relax::testing::check_same_report(g, w);
   CHECK(std::memcmp(got.data() + begin, want.data() + begin, (end - begin) * sizeof(T)) == 0);
   for (std::size_t i = 0; i < got.size(); ++i)
     if (i < begin || i >= end) REQUIRE(got[i] == T(0));  // another PE's entries: not written here
@@ -85,21 +81,12 @@ void check_cpu_free_nvshmem(const Split& split, int parts, const std::vector<T>&
   if (pes == 1) {
     relax::MultiCG<Part, Variant> peer(split(parts, 1, 0, device), options);
     std::vector<T> want(b.size(), T(0));
-    const relax::CgReport w = peer.solve(b, want);
-    CHECK(g.status == w.status);
-    CHECK(g.iterations == w.iterations);
-    CHECK(g.residual_norm == w.residual_norm);
-    CHECK(g.true_residual_norm == w.true_residual_norm);
-    CHECK(g.switched_at == w.switched_at);
+    relax::testing::check_same_report(g, peer.solve(b, want));
     CHECK(std::memcmp(got.data(), want.data(), b.size() * sizeof(T)) == 0);
   }
 }
 
-std::vector<double> wavy(std::int64_t n) {
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (std::int64_t k = 0; k < n; ++k) v[static_cast<std::size_t>(k)] = std::sin(0.37 * double(k)) + 0.25;
-  return v;
-}
+using relax::testing::wavy;
 
 }  // namespace
 

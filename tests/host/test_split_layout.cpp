@@ -193,3 +193,42 @@ TEST_CASE("parts dealt to ranks: consecutive runs, as even as can be, each part'
   CHECK_THROWS_WITH(relax::rank_parts(4, 0, 0), Catch::Contains("ranks"));
   CHECK_THROWS_WITH(relax::rank_of_part(4, 4, 2), Catch::Contains("part"));
 }
+
+TEST_CASE("inbox slots of a one-sided transport: each rank's arrivals side by side, sized for every rank",
+          "[split_layout]") {
+  const relax::Csr<double> a = relax::testing::dense_spd(60);  // every part reads every other
+  for (int ranks = 1; ranks <= 4; ++ranks)
+    for (int parts = ranks; parts <= 7; ++parts) {
+      INFO(parts << " parts, " << ranks << " ranks");
+      const relax::SplitLayout csr = relax::csr_split_layout(relax::partition(a, parts));
+      const relax::SplitLayout slabs = relax::slab_split_layout(relax::Extents(9, 31), parts);
+      for (const relax::SplitLayout* l : {&csr, &slabs}) {
+        std::vector<int> rank_of;
+        for (int g = 0; g < parts; ++g) rank_of.push_back(relax::rank_of_part(g, parts, ranks));
+        const relax::InboxPlan plan = relax::inbox_plan(*l, rank_of, ranks);
+        REQUIRE(plan.slot.size() == l->transfers.size());
+        // Per rank: the entries it receives and sends, and which inbox entries its arrivals cover.
+        std::vector<std::int64_t> in(static_cast<std::size_t>(ranks), 0), out = in;
+        std::vector<std::vector<int>> covered(static_cast<std::size_t>(ranks));
+        for (const relax::HaloTransfer& h : l->transfers) {
+          in[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(h.to)])] += h.count;
+          out[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(h.from)])] += h.count;
+        }
+        for (std::size_t r = 0; r < covered.size(); ++r) covered[r].assign(static_cast<std::size_t>(in[r]), 0);
+        for (std::size_t t = 0; t < l->transfers.size(); ++t) {
+          const relax::HaloTransfer& h = l->transfers[t];
+          auto& mine = covered[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(h.to)])];
+          REQUIRE(plan.slot[t] >= 0);
+          REQUIRE(plan.slot[t] + h.count <= static_cast<std::int64_t>(mine.size()));
+          for (std::int64_t e = 0; e < h.count; ++e) ++mine[static_cast<std::size_t>(plan.slot[t] + e)];
+        }
+        for (const auto& mine : covered)  // every arrival slot filled by exactly one transfer
+          CHECK(std::all_of(mine.begin(), mine.end(), [](int c) { return c == 1; }));
+        CHECK(plan.largest_inbox == *std::max_element(in.begin(), in.end()));
+        CHECK(plan.largest_outbox == *std::max_element(out.begin(), out.end()));
+      }
+    }
+  const relax::SplitLayout l = relax::slab_split_layout(relax::Extents(5, 8), 4);
+  CHECK_THROWS_WITH(relax::inbox_plan(l, {0, 0, 1}, 2), Catch::Contains("one rank per part"));
+  CHECK_THROWS_WITH(relax::inbox_plan(l, {0, 0, 1, 2}, 2), Catch::Contains("ranks from 0"));
+}

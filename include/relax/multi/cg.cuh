@@ -31,8 +31,8 @@
 //!   one checkpoint to the next; the host takes each checkpoint (every `replace_interval`
 //!   iterations: 50 in double, 10 in float), the switch to standard CG (then `Persistent`'s
 //!   kernel) and restarts, and relaunches.
-//! The CPU-free variants take `PeerStore` (the default for them): they need cooperative launch,
-//! at most 8 parts a device, and peer access between the devices. Their kernels apply CSR rows a
+//! The CPU-free variants take `PeerStore` (the default for them; or `Nvshmem`, below): they need
+//! cooperative launch, at most 8 parts a device, and peer access between the devices. Their kernels apply CSR rows a
 //! warp per row where every part's rows hold 16 entries or more on average
 //! (`CsrPartOperator::warp_rows`, the choice `csr_spmv` makes), a thread per row otherwise.
 //!
@@ -53,8 +53,9 @@
 //!
 //! One process per GPU: `Nccl` with the program's communicator (`multi/cg_nccl.cuh`), or
 //! `Nvshmem`, one PE per GPU (`multi/cg_nvshmem.cuh`), each process holding its rank's parts
-//! (`split_csr_of_rank`, `split_stencil_of_rank`). Both are host-controlled; the CPU-free
-//! variants run in one process (`PeerStore`).
+//! (`split_csr_of_rank`, `split_stencil_of_rank`). `Nccl` runs the host-controlled variants,
+//! `Nvshmem` these and the CPU-free ones within one node (their kernels reach the other PEs'
+//! memory through NVSHMEM's mapping).
 
 #include <relax/control/cg_report.hpp>
 #include <relax/control/stop.hpp>
@@ -75,8 +76,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <exception>
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <type_traits>
@@ -322,17 +323,18 @@ class MultiCG {
     if constexpr (collective) prepare_collective_sums();
     // Each held sender's indexed transfers: their indices one after another, packed into staging.
     // A transfer between this process and another (a rank that holds the other end) is across.
-    // With a collective Comm each transfer has a slot in its reader's rank's inbox, every rank's
-    // transfers one after another in the layout's order (the same table on every rank).
+    // With a collective Comm each transfer has a slot in its reader's rank's inbox (the same
+    // table on every rank).
     std::vector<std::vector<std::int64_t>> indices(parts_.size());
-    std::vector<std::int64_t> inbox(static_cast<std::size_t>(collective ? ranks() : 0), 0), outbox = inbox;
-    for (const HaloTransfer& h : op_.layout.transfers) {
-      std::int64_t slot = 0;
-      if constexpr (collective) {
-        slot = inbox[static_cast<std::size_t>(rank_of(h.to))];
-        inbox[static_cast<std::size_t>(rank_of(h.to))] += h.count;
-        outbox[static_cast<std::size_t>(rank_of(h.from))] += h.count;
-      }
+    InboxPlan inbox;
+    if constexpr (collective) {
+      std::vector<int> ranks_of;
+      for (int g = 0; g < op_.total(); ++g) ranks_of.push_back(rank_of(g));
+      inbox = inbox_plan(op_.layout, ranks_of, ranks());
+    }
+    for (std::size_t t = 0; t < op_.layout.transfers.size(); ++t) {
+      const HaloTransfer& h = op_.layout.transfers[t];
+      const std::int64_t slot = collective ? inbox.slot[t] : 0;
       const PartState* from = part_at(h.from);
       const PartState* to = part_at(h.to);
       if (!from && !to) continue;
@@ -347,8 +349,8 @@ class MultiCG {
     }
     indices_ = std::move(indices);
     if constexpr (collective)
-      transport_->prepare_halos(static_cast<std::size_t>(*std::max_element(inbox.begin(), inbox.end())) * sizeof(T),
-                                static_cast<std::size_t>(*std::max_element(outbox.begin(), outbox.end())) * sizeof(T));
+      transport_->prepare_halos(static_cast<std::size_t>(inbox.largest_inbox) * sizeof(T),
+                                static_cast<std::size_t>(inbox.largest_outbox) * sizeof(T));
     set_all_indices();
     if constexpr (persistent) prepare_persistent();
   }
@@ -1017,7 +1019,7 @@ class MultiCG {
   // most what the occupancy of every kernel the variant launches allows, shared among its parts
   // by their sizes (each at least one); fixed for a given split and device, so the sums are
   // reproducible. Boards, states, the barrier and the transfers are made here; devices reach
-  // each other's memory by peer access.
+  // each other's memory by peer access (over Nvshmem, through NVSHMEM's mapping).
   void prepare_persistent() {
     system_scope_ = lanes_.size() > 1 || (symmetric && ranks() > 1);
     const bool system = system_scope_;

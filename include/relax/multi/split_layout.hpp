@@ -210,4 +210,32 @@ inline int rank_of_part(int part, int parts, int ranks) {
   return r;
 }
 
+//! Where a one-sided transport (NVSHMEM's puts) lands each transfer: a slot in its reader's
+//! rank's inbox, the transfers into one rank's parts one after another in the layout's order, so
+//! every rank numbers every transfer alike; and the most entries any rank receives or sends, the
+//! inbox and outbox sizes every rank allocates (symmetric memory: the same on every rank).
+struct InboxPlan {
+  std::vector<std::int64_t> slot;       //!< per transfer of the layout, in its reader's rank's inbox
+  std::int64_t largest_inbox = 0;       //!< entries, the most any rank receives per exchange
+  std::int64_t largest_outbox = 0;      //!< entries, the most any rank sends per exchange
+};
+
+//! The plan of `layout`'s transfers when part g is held by rank `rank_of[g]` of `ranks`.
+//! \throws relax::invalid_argument for a rank list not one rank (0 .. ranks − 1) per part.
+inline InboxPlan inbox_plan(const SplitLayout& layout, const std::vector<int>& rank_of, int ranks) {
+  detail::require(rank_of.size() == layout.parts.size(), "rank_of", rank_of.size(), "one rank per part of the layout");
+  for (int r : rank_of) detail::require(r >= 0 && r < ranks, "rank_of", r, "ranks from 0 to ranks - 1");
+  std::vector<std::int64_t> in(static_cast<std::size_t>(ranks), 0), out = in;
+  InboxPlan plan;
+  for (const HaloTransfer& h : layout.transfers) {
+    std::int64_t& fill = in[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(h.to)])];
+    plan.slot.push_back(fill);
+    fill += h.count;
+    out[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(h.from)])] += h.count;
+  }
+  plan.largest_inbox = *std::max_element(in.begin(), in.end());
+  plan.largest_outbox = *std::max_element(out.begin(), out.end());
+  return plan;
+}
+
 }  // namespace relax
