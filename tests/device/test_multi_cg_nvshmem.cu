@@ -211,6 +211,12 @@ TEST_CASE("CG with NVSHMEM refuses a split for other PEs with a clear error", "[
   // where it exists, so use the PE's device plus one where there is one).
   if (relax::device_count() > device + 1)
     CHECK_THROWS_WITH(Cg(relax::split_csr_of_rank(a, pes, pes, pe, device + 1)), Catch::Contains("this PE's device"));
+  // Nvshmem settings MultiCG does not honour: refused on every PE, not ignored.
+  relax::Nvshmem puts;
+  puts.store_when_mapped = false;
+  using CpuFree = relax::MultiCG<relax::CsrPartOperator<double>, relax::Persistent, relax::Nvshmem>;
+  CHECK_THROWS_WITH(CpuFree(relax::split_csr_of_rank(a, 2 * pes, pes, pe, device), {}, puts),
+                    Catch::Contains("comm.store_when_mapped"));
   // Bad vectors are refused on every PE before any collective call.
   Cg cg(relax::split_csr_of_rank(a, 2 * pes, pes, pe, device));
   std::vector<double> b(static_cast<std::size_t>(a.rows), 1.0), x(3, 0.0);

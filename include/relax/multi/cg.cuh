@@ -261,11 +261,13 @@ class MultiCG {
   //! rank), or with `Nccl::comm` the program's: this process is its rank r of R, `op` holds rank
   //! r's parts (`split_csr_of_rank(..., R, r, its device)`), and every process constructs and
   //! solves together.
-  //! \throws relax::invalid_argument for bad options, or a split that holds only some parts
-  //!         without the program's communicator of the rank that holds them;
+  //! The CPU-free variants bound every wait by the Comm's `timeout_ns`.
+  //! \throws relax::invalid_argument for bad options, a Comm setting MultiCG does not honour
+  //!         (`detail::SplitCgSettings`), or a split that holds only some parts without the
+  //!         program's communicator of the rank that holds them;
   //!         relax::unavailable_error without a GPU.
   MultiCG(SplitOperator<Part> op, CgOptions options = {}, Comm comm = {})
-      : op_(std::move(op)), options_((options.validate(), options)) {
+      : op_(std::move(op)), options_((options.validate(), options)), comm_timeout_ns_(detail::SplitCgSettings<Comm>::read(comm)) {
     if (device_count() == 0)
       throw unavailable_error("relax::MultiCG needs a CUDA device and none is present; use relax::reference::cg_split");
     op_.layout.validate();
@@ -377,7 +379,7 @@ class MultiCG {
   //! completes and the solve ends with `relax::device_loop_error` after `timeout_ns`.
   void set_absent_blocks_for_testing(unsigned blocks, std::uint64_t timeout_ns = 50'000'000) {
     absent_blocks_ = blocks;
-    timeout_ns_ = blocks > 0 ? timeout_ns : default_timeout_ns;
+    timeout_ns_ = blocks > 0 ? timeout_ns : comm_timeout_ns_;
   }
 
   int size() const { return static_cast<int>(parts_.size()); }  //!< the parts this process holds
@@ -1343,9 +1345,9 @@ class MultiCG {
   PinnedBuffer<detail::CgDeviceState> host_state_{1};
   PinnedBuffer<detail::SplitPipelinedState> host_pipelined_{1};
   PinnedBuffer<detail::GridBarrierState> host_barrier_{1};
-  static constexpr std::uint64_t default_timeout_ns = 20'000'000'000ull;  // 20 s: an iteration takes µs
+  std::uint64_t comm_timeout_ns_;  // the CPU-free variants' waits: the Comm's timeout_ns (0: none)
   unsigned absent_blocks_ = 0;  // test hook
-  std::uint64_t timeout_ns_ = default_timeout_ns;
+  std::uint64_t timeout_ns_ = comm_timeout_ns_;
 };
 
 }  // namespace relax

@@ -31,6 +31,19 @@ namespace relax::detail {
 template <>
 struct is_split_collective<Nccl> : std::true_type {};
 
+//! What `MultiCG` reads of `Nccl`'s settings (see `SplitCgSettings` in `multi/comm.hpp`): the
+//! communicator; the CPU-free Jacobi solver's settings are refused unless left at their defaults.
+template <>
+struct SplitCgSettings<Nccl> {
+  static std::uint64_t read(const Nccl& c) {
+    require(!c.launch_per_subdomain, "comm.launch_per_subdomain", "true",
+            "false for CG (the CPU-free Jacobi solver's setting; MultiCG over Nccl is host-controlled)");
+    require(c.silent_subdomain == -1, "comm.silent_subdomain", c.silent_subdomain,
+            "-1 for CG (the CPU-free Jacobi solver's test hook)");
+    return 0;
+  }
+};
+
 //! `MultiCG`'s transport over NCCL: one communicator of one rank per device, or the program's
 //! (see the file comment and `SplitTransport`'s interface in `multi/cg.cuh`).
 template <>

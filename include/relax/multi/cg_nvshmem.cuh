@@ -54,6 +54,20 @@ struct is_split_collective<Nvshmem> : std::true_type {};
 template <>
 struct is_split_cpu_free<Nvshmem> : std::true_type {};
 
+//! What `MultiCG` reads of `Nvshmem`'s settings (see `SplitCgSettings` in `multi/comm.hpp`): the
+//! CPU-free variants' time limit; stores through NVSHMEM's mapping only (puts are not built for
+//! CG), and the Jacobi solver's test hook left off.
+template <>
+struct SplitCgSettings<Nvshmem> {
+  static std::uint64_t read(const Nvshmem& c) {
+    require(c.store_when_mapped, "comm.store_when_mapped", "false",
+            "true for CG (its CPU-free kernels store through NVSHMEM's mapping; puts are not built for CG)");
+    require(c.silent_subdomain == -1, "comm.silent_subdomain", c.silent_subdomain,
+            "-1 for CG (the Jacobi solver's test hook; MultiCG's is set_absent_blocks_for_testing)");
+    return checked_timeout(c.timeout_ns);
+  }
+};
+
 //! `MultiCG`'s transport over NVSHMEM (see the file comment and `SplitTransport`'s interface in
 //! `multi/cg.cuh`).
 template <>

@@ -6,6 +6,8 @@
 //! `multi/nvshmem.cuh`. Jacobi (`MultiSolver`, `multi/distributed.cuh`) and CG (`MultiCG`,
 //! `multi/cg.cuh`) take them.
 
+#include <relax/core/error.hpp>
+
 #include <cstdint>
 
 namespace relax {
@@ -40,4 +42,44 @@ struct PeerStore {
   std::uint64_t timeout_ns = 20'000'000'000ull;  //!< the longest any wait of the kernels lasts
 };
 
+namespace detail {
+
+//! A Comm's `timeout_ns`: a time limit for every wait, more than 0 and at most an hour.
+inline std::uint64_t checked_timeout(std::uint64_t timeout_ns) {
+  require(timeout_ns > 0 && timeout_ns <= 3'600'000'000'000ull, "comm.timeout_ns", timeout_ns,
+          "a time limit for every wait, more than 0 and at most an hour");
+  return timeout_ns;
+}
+
+//! What `MultiCG` reads of Comm's settings (`read`, one specialisation per Comm): the CPU-free
+//! variants the time limit of their waits (returned; 0 for the host-controlled Comms); the
+//! settings only the Jacobi solvers honour (`HostCopy::overlap`, `PeerStore`'s
+//! `launch_per_subdomain`, `kernels_per_device` and `silent_subdomain`, ...) are refused unless
+//! left at their defaults, rather than ignored. `read` throws relax::invalid_argument naming the
+//! setting.
+template <class Comm>
+struct SplitCgSettings;
+
+template <>
+struct SplitCgSettings<HostCopy> {
+  static std::uint64_t read(const HostCopy& c) {
+    require(!c.overlap, "comm.overlap", "true",
+            "false for CG (MultiCG's exchange does not overlap; HostCopy::overlap is the Jacobi solver's)");
+    return 0;
+  }
+};
+template <>
+struct SplitCgSettings<PeerStore> {
+  static std::uint64_t read(const PeerStore& c) {
+    require(!c.launch_per_subdomain, "comm.launch_per_subdomain", "true",
+            "false for CG (MultiCG's CPU-free variants run one kernel per device)");
+    require(c.kernels_per_device == 1, "comm.kernels_per_device", c.kernels_per_device,
+            "1 for CG (MultiCG's CPU-free variants run one kernel per device)");
+    require(c.silent_subdomain == -1, "comm.silent_subdomain", c.silent_subdomain,
+            "-1 for CG (the Jacobi solver's test hook; MultiCG's is set_absent_blocks_for_testing)");
+    return checked_timeout(c.timeout_ns);
+  }
+};
+
+}  // namespace detail
 }  // namespace relax

@@ -66,8 +66,7 @@ std::vector<unsigned long long> agree_across(std::exception_ptr local, const std
 }
 
 inline void require_wait_settings(std::uint64_t timeout_ns, int silent_subdomain, int subdomains) {
-  require(timeout_ns > 0 && timeout_ns <= 3'600'000'000'000ull, "comm.timeout_ns", timeout_ns,
-          "a time limit for every wait, more than 0 and at most an hour");
+  checked_timeout(timeout_ns);
   require(silent_subdomain >= -1 && silent_subdomain < subdomains, "comm.silent_subdomain", silent_subdomain,
           "-1 or a sub-domain");
 }
