@@ -23,11 +23,20 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
 
 const relax::NvshmemRuntime& runtime() { return *relax::NvshmemRuntime::active(); }
+
+// The global entries [first, second) the held parts of `split` own.
+template <class Split>
+std::pair<std::size_t, std::size_t> held_range(const Split& split) {
+  const relax::PartLayout& first = split.layout.parts[static_cast<std::size_t>(split.first_held)];
+  const relax::PartLayout& last = split.layout.parts[static_cast<std::size_t>(split.first_held + split.size() - 1)];
+  return {static_cast<std::size_t>(first.global_first), static_cast<std::size_t>(last.global_first + last.owned)};
+}
 
 // MultiCG<Part, Variant, Nvshmem> on this PE's parts of `split(parts, pes, pe, device)` against
 // MultiCG<Part, Variant> on every part of the same split on this PE's GPU: the same report, and
@@ -39,10 +48,7 @@ void check_nvshmem_equals_host_copy(const Split& split, int parts, const std::ve
   auto whole = split(parts, 1, 0, device);
   auto mine = split(parts, pes, pe, device);
   using Part = typename decltype(whole)::part_type;
-  const relax::PartLayout& first = mine.layout.parts[static_cast<std::size_t>(mine.first_held)];
-  const relax::PartLayout& last = mine.layout.parts[static_cast<std::size_t>(mine.first_held + mine.size() - 1)];
-  const std::size_t begin = static_cast<std::size_t>(first.global_first);
-  const std::size_t end = static_cast<std::size_t>(last.global_first + last.owned);
+  const auto [begin, end] = held_range(mine);
 
   relax::MultiCG<Part, Variant> host(std::move(whole), options);
   relax::MultiCG<Part, Variant, relax::Nvshmem> shmem(std::move(mine), options);
@@ -65,10 +71,8 @@ void check_cpu_free_nvshmem(const Split& split, int parts, const std::vector<T>&
   const int pes = runtime().pes(), pe = runtime().pe(), device = runtime().device();
   auto mine = split(parts, pes, pe, device);
   using Part = typename decltype(mine)::part_type;
-  const relax::PartLayout& first = mine.layout.parts[static_cast<std::size_t>(mine.first_held)];
-  const relax::PartLayout& last = mine.layout.parts[static_cast<std::size_t>(mine.first_held + mine.size() - 1)];
-  const std::size_t begin = static_cast<std::size_t>(first.global_first);
-  const std::size_t bytes = static_cast<std::size_t>(last.global_first + last.owned - first.global_first) * sizeof(T);
+  const auto [begin, end] = held_range(mine);
+  const std::size_t bytes = (end - begin) * sizeof(T);
   relax::MultiCG<Part, Variant, relax::Nvshmem> shmem(std::move(mine), options);
   std::vector<T> got(b.size(), T(0)), again(b.size(), T(0));
   const relax::CgReport g = shmem.solve(b, got);
