@@ -1,6 +1,6 @@
-// CG with one process per GPU (NVSHMEM PEs): every process builds the same SPD matrix (the 2D
-// Poisson matrix on 200 × 200 unknowns, in CSR), keeps its rank's two parts of a split by rows
-// (relax::split_csr_of_rank) on its GPU, and solves A x = A·1 with relax::MultiCG over
+// CG with one process per GPU (NVSHMEM PEs): every process keeps its rank's two slabs of the 2D
+// Poisson operator on 200 × 200 unknowns (relax::split_stencil_of_rank; a CSR matrix splits the
+// same way with relax::split_csr_of_rank) on its GPU, and solves A x = A·1 with relax::MultiCG over
 // relax::Nvshmem, host-controlled (Pipelined: halos put into the readers' symmetric inboxes, the
 // parts' sums all-gathered) and CPU-free (Persistent: one cooperative kernel per PE, the halos
 // and partial sums stored into the other PEs' memory through NVSHMEM's mapping; one node). Each
@@ -15,6 +15,7 @@
 
 #include <relax/multi/cg_nvshmem.cuh>
 #include <relax/relax.hpp>
+#include <relax/stencil/poisson.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -24,42 +25,22 @@
 
 namespace {
 
-// The 5-point Laplacian on n × n unknowns (4 on the diagonal, −1 to each neighbour) in CSR.
-relax::Csr<double> poisson_csr(std::int64_t n) {
-  relax::Csr<double> a;
-  a.rows = a.cols = n * n;
-  a.row_ptr.push_back(0);
-  for (std::int64_t y = 0; y < n; ++y)
-    for (std::int64_t x = 0; x < n; ++x) {
-      const std::int64_t k = y * n + x;
-      auto put = [&](std::int64_t c, double v) {
-        a.col_idx.push_back(static_cast<std::int32_t>(c));
-        a.values.push_back(v);
-      };
-      if (y > 0) put(k - n, -1.0);
-      if (x > 0) put(k - 1, -1.0);
-      put(k, 4.0);
-      if (x + 1 < n) put(k + 1, -1.0);
-      if (y + 1 < n) put(k + n, -1.0);
-      a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
-    }
-  return a;
-}
+using Op = relax::StencilSlabOperator<relax::Poisson5<double>>;
 
 // Solves twice with `Variant` over NVSHMEM on this PE's parts; prints and checks this PE's
 // entries of x (global [begin, end)) against 1, and that the second solve gives the same bits.
 template <class Variant>
-bool solve(const char* name, const relax::Csr<double>& a, const std::vector<double>& b,
-           const relax::NvshmemRuntime& runtime) {
+bool solve(const char* name, const relax::Extents& e, const std::vector<double>& b, const relax::NvshmemRuntime& runtime) {
   const int parts = 2 * runtime.pes();
-  auto split = relax::split_csr_of_rank(a, parts, runtime.pes(), runtime.pe(), runtime.device());
+  auto split = relax::split_stencil_of_rank(relax::Poisson5<double>{}, e, parts, runtime.pes(), runtime.pe(),
+                                            runtime.device());
   const relax::PartLayout& first = split.layout.parts[static_cast<std::size_t>(split.first_held)];
   const relax::PartLayout& last = split.layout.parts[static_cast<std::size_t>(split.first_held + split.size() - 1)];
   const std::size_t begin = static_cast<std::size_t>(first.global_first);
   const std::size_t end = static_cast<std::size_t>(last.global_first + last.owned);
   relax::CgOptions options;
   options.rel_tol = 1e-10;
-  relax::MultiCG<relax::CsrPartOperator<double>, Variant, relax::Nvshmem> cg(std::move(split), options);
+  relax::MultiCG<Op, Variant, relax::Nvshmem> cg(std::move(split), options);
   std::vector<double> x(b.size(), 0.0), again(b.size(), 0.0);
   const relax::CgReport r = cg.solve(b, x);
   (void)cg.solve(b, again);
@@ -81,13 +62,13 @@ int main() {
   }
   // NVSHMEM first (before any solver): from the launcher when one started us, else alone.
   const relax::NvshmemRuntime runtime(relax::NvshmemRuntime::FromEnvironment{});
-  const relax::Csr<double> a = poisson_csr(200);
-  std::vector<double> b(static_cast<std::size_t>(a.rows), 0.0);  // b = A · 1
-  for (std::int64_t i = 0; i < a.rows; ++i)
-    for (std::int64_t k = a.row_ptr[static_cast<std::size_t>(i)]; k < a.row_ptr[static_cast<std::size_t>(i) + 1]; ++k)
-      b[static_cast<std::size_t>(i)] += a.values[static_cast<std::size_t>(k)];
-  bool ok = solve<relax::Pipelined>("Pipelined", a, b, runtime);
-  ok = solve<relax::Persistent>("Persistent", a, b, runtime) && ok;
+  const std::int64_t n = 200;
+  const relax::Extents e(n, n);
+  std::vector<double> b;  // b = A · 1: 4 less the neighbours inside the box, the sides on its edge
+  for (std::int64_t y = 0; y < n; ++y)
+    for (std::int64_t x = 0; x < n; ++x) b.push_back(4.0 - (x > 0) - (x + 1 < n) - (y > 0) - (y + 1 < n));
+  bool ok = solve<relax::Pipelined>("Pipelined", e, b, runtime);
+  ok = solve<relax::Persistent>("Persistent", e, b, runtime) && ok;
   std::printf("%s\n", ok ? "OK" : "FAILED");
   return ok ? 0 : 1;
 }
