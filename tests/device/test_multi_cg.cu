@@ -35,10 +35,10 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
 
 using relax::testing::wavy;
 
-// y = A x part by part: each part's local vector built on the host from the layout (owned
-// entries, and every transfer's entries at its receive offset), applied on the GPU.
+// Each part's local vector of the global x, built on the host from the layout: its owned
+// entries, and every transfer's entries at its receive offset.
 template <class Part, class T = typename Part::value_type>
-std::vector<T> split_multiply(const relax::SplitOperator<Part>& op, const std::vector<T>& x) {
+std::vector<std::vector<T>> local_vectors(const relax::SplitOperator<Part>& op, const std::vector<T>& x) {
   const relax::SplitLayout& l = op.layout;
   std::vector<std::vector<T>> local(l.parts.size());
   for (std::size_t p = 0; p < l.parts.size(); ++p) {
@@ -53,6 +53,14 @@ std::vector<T> split_multiply(const relax::SplitOperator<Part>& op, const std::v
           x[static_cast<std::size_t>(from.global_first + owned)];
     }
   }
+  return local;
+}
+
+// y = A x part by part, each part's `apply` on its local vector.
+template <class Part, class T = typename Part::value_type>
+std::vector<T> split_multiply(const relax::SplitOperator<Part>& op, const std::vector<T>& x) {
+  const relax::SplitLayout& l = op.layout;
+  const std::vector<std::vector<T>> local = local_vectors(op, x);
   std::vector<T> y(x.size());
   for (std::size_t p = 0; p < l.parts.size(); ++p) {
     relax::DeviceBuffer<T> dx(local[p].size()), dy(static_cast<std::size_t>(l.parts[p].owned));
@@ -102,7 +110,7 @@ relax::CgReport solve_checked(relax::SplitOperator<Part> op, const std::vector<T
 }
 
 const std::vector<int>& one_gpu(int k) {
-  static std::vector<std::vector<int>> lists(5);
+  static std::vector<std::vector<int>> lists(11);
   lists[static_cast<std::size_t>(k)].assign(static_cast<std::size_t>(k), 0);
   return lists[static_cast<std::size_t>(k)];
 }
@@ -277,6 +285,66 @@ relax::Csr<double> long_then_short(std::int64_t n) {
     a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
   }
   return a;
+}
+
+// y = A x with every part's product in `Part::apply_all`'s launches.
+template <class Part, class T = typename Part::value_type>
+std::vector<T> split_multiply_all(const relax::SplitOperator<Part>& op, const std::vector<T>& x) {
+  const relax::SplitLayout& l = op.layout;
+  const std::vector<std::vector<T>> local = local_vectors(op, x);
+  std::vector<relax::DeviceBuffer<T>> dx, dy;
+  std::vector<relax::PartProduct<Part>> products;
+  for (std::size_t p = 0; p < l.parts.size(); ++p) {
+    dx.emplace_back(local[p].size());
+    dy.emplace_back(static_cast<std::size_t>(l.parts[p].owned));
+    RELAX_CUDA_CHECK(cudaMemcpy(dx.back().data(), local[p].data(), dx.back().bytes(), cudaMemcpyHostToDevice));
+    RELAX_CUDA_CHECK(cudaMemset(dy.back().data(), 0xff, dy.back().bytes()));  // NaN where nothing is written
+  }
+  for (std::size_t p = 0; p < l.parts.size(); ++p) products.push_back({&op.parts[p], dx[p].data(), dy[p].data()});
+  Part::apply_all(products.data(), static_cast<int>(products.size()), nullptr);
+  std::vector<T> y(x.size());
+  for (std::size_t p = 0; p < l.parts.size(); ++p)
+    RELAX_CUDA_CHECK(cudaMemcpy(y.data() + l.parts[p].global_first, dy[p].data(), dy[p].bytes(), cudaMemcpyDeviceToHost));
+  return y;
+}
+
+TEST_CASE("a device's parts in one launch: each part's product bit for bit, beyond one launch's parts too",
+          "[multi_cg]") {
+  // Rows a thread applies, rows a warp applies, and both in one launch (long_then_short); up to
+  // 10 parts, more than one launch holds (relax::detail::batch_parts).
+  for (const relax::Csr<double>& a :
+       {relax::testing::scaled_poisson(13, 1.0), relax::testing::dense_spd(40), long_then_short(700)}) {
+    const std::vector<double> x = wavy<double>(a.rows);
+    const std::vector<double> want = global_multiply(relax::CsrOperator<double>(a), x);
+    for (int k : {2, 3, 9, 10}) {
+      INFO(a.rows << " rows, " << k << " parts");
+      const auto split = relax::split_csr(a, one_gpu(k));
+      CHECK(same_bits(split_multiply_all(split, x), want));
+    }
+  }
+  const relax::Extents e(37, 23);
+  const relax::StencilOperator<relax::Poisson5<double>> global(relax::Poisson5<double>{}, e);
+  const std::vector<double> x = wavy<double>(e.nx * e.ny);
+  CHECK(same_bits(split_multiply_all(relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(10)), x),
+                  global_multiply(global, x)));
+}
+
+TEST_CASE("host-controlled CG on 10 parts of one GPU (two launches a step) converges and repeats bit for bit",
+          "[multi_cg]") {
+  relax::CgOptions options;
+  options.rel_tol = 1e-8;
+  const relax::Csr<double> a = relax::testing::scaled_poisson(30, 2.0);
+  const std::vector<double> b = relax::testing::ones_rhs(a);
+  const relax::CsrOperator<double> global(a);
+  const std::function<std::vector<double>(const std::vector<double>&)> multiply = [&](const std::vector<double>& x) {
+    return global_multiply(global, x);
+  };
+  const std::int64_t first = solve_checked<relax::Unfused>(relax::split_csr(a, one_gpu(1)), b, options, multiply).iterations;
+  const relax::CgReport standard = solve_checked<relax::Unfused>(relax::split_csr(a, one_gpu(10)), b, options, multiply);
+  const relax::CgReport pipe = solve_checked<relax::Pipelined>(relax::split_csr(a, one_gpu(10)), b, options, multiply);
+  INFO("k = 1: " << first << ", k = 10: standard " << standard.iterations << ", pipelined " << pipe.iterations);
+  CHECK(std::abs(standard.iterations - first) <= relax::testing::split_iteration_bound(first));
+  CHECK(std::abs(pipe.iterations - first) <= relax::testing::split_iteration_bound(first));
 }
 
 TEST_CASE("the CPU-free CG on parts whose rows differ in length: one way to apply them for all", "[multi_cg]") {

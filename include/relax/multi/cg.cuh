@@ -68,12 +68,12 @@
 #include <relax/multi/comm.hpp>
 #include <relax/multi/split_operator.cuh>
 #include <relax/primitives/cg_updates.cuh>
-#include <relax/primitives/dot.cuh>
 #include <relax/primitives/reduce.cuh>
 #include <relax/solver/cg.cuh>
 #include <relax/strategy/tuning.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -88,54 +88,109 @@ namespace relax {
 
 namespace detail {
 
-//! dst[e] = src[indices[e]]: a halo transfer's entries packed in the order both sides agree on.
+//! One part's share of a batched launch of the host-controlled split CG: its owned entries, N of
+//! its vectors (each from its first owned entry), its reduction scratch (2 × `dot_blocks`
+//! partials, an arrival counter) and where its sums go.
+template <class T, int N>
+struct PartSlice {
+  std::int64_t n = 0;
+  T* v[N] = {};
+  double* partials = nullptr;
+  unsigned* arrivals = nullptr;
+  double* out = nullptr;
+};
+
+//! The parts of one device in one launch: part i runs on the blocks (·, i), each of them a grid
+//! of its own in x, so a part's arithmetic (its grid-stride loops and its reduction order) does
+//! not depend on the others.
+template <class T, int N>
+struct PartSlices {
+  PartSlice<T, N> part[batch_parts];
+};
+
+//! One halo transfer of a batched gather: dst[e] = src[indices[e]], or dst[e] = src[e] for a
+//! run (no indices).
 template <class T>
-__global__ void gather_kernel(std::int64_t n, const std::int64_t* __restrict__ indices, const T* __restrict__ src,
-                              T* __restrict__ dst) {
+struct GatherJob {
+  std::int64_t count = 0;
+  const std::int64_t* indices = nullptr;
+  const T* src = nullptr;
+  T* dst = nullptr;
+};
+template <class T>
+struct GatherJobs {
+  GatherJob<T> job[batch_parts];
+};
+
+//! Every transfer of a batch (transfer blockIdx.y), its entries packed in the order both sides
+//! agree on.
+template <class T>
+__global__ void gather_kernel(GatherJobs<T> jobs) {
+  const GatherJob<T>& j = jobs.job[blockIdx.y];
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride)
-    dst[e] = src[indices[e]];
+  for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < j.count; e += stride)
+    j.dst[e] = j.indices ? j.src[j.indices[e]] : j.src[e];
+}
+
+//! *out = Σ a·b over the part's entries, `relax::dot`'s arithmetic (same grid, same order).
+//! Launch: `dot_blocks` × `dot_block` per part.
+template <class T>
+__global__ void __launch_bounds__(dot_block) split_dot(PartSlices<T, 2> parts) {
+  const PartSlice<T, 2>& s = parts.part[blockIdx.y];
+  const T* __restrict__ a = s.v[0];
+  const T* __restrict__ b = s.v[1];
+  double sum = 0.0;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < s.n; k += stride)
+    sum += static_cast<double>(a[k]) * static_cast<double>(b[k]);
+  finish_dot(block_sum(sum), s.partials, s.arrivals, s.out);
 }
 
 //! x += step · p and r += minus_step · q (two `cg_axpy`s' arithmetic), and Σ r·r of the new r
-//! summed as `relax::dot` sums it (same grid, same order) into `*out`. Launch: `dot_blocks` ×
-//! `dot_block`.
+//! summed as `relax::dot` sums it into `*out`. Vectors p, q, x, r. Launch: `dot_blocks` ×
+//! `dot_block` per part.
 template <class T>
-__global__ void __launch_bounds__(dot_block)
-    split_cg_step(std::int64_t n, T step, T minus_step, const T* __restrict__ p, const T* __restrict__ q,
-                  T* __restrict__ x, T* __restrict__ r, double* partials, unsigned* arrivals, double* out) {
+__global__ void __launch_bounds__(dot_block) split_cg_step(PartSlices<T, 4> parts, T step, T minus_step) {
+  const PartSlice<T, 4>& s = parts.part[blockIdx.y];
+  const T* __restrict__ p = s.v[0];
+  const T* __restrict__ q = s.v[1];
+  T* __restrict__ x = s.v[2];
+  T* __restrict__ r = s.v[3];
   double sum = 0.0;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < s.n; k += stride) {
     x[k] += step * p[k];
     const T rk = r[k] + minus_step * q[k];
     r[k] = rk;
     sum += static_cast<double>(rk) * static_cast<double>(rk);
   }
-  finish_dot(block_sum(sum), partials, arrivals, out);
+  finish_dot(block_sum(sum), s.partials, s.arrivals, s.out);
 }
 
-//! p = r + b · p (`cg_xpay`'s arithmetic), b given.
+//! p = r + b · p (`cg_xpay`'s arithmetic), b given. Vectors r, p.
 template <class T>
-__global__ void split_cg_xpay(std::int64_t n, T b, const T* __restrict__ r, T* __restrict__ p) {
-  xpay_range(n, b, r, p);
+__global__ void split_cg_xpay(PartSlices<T, 2> parts, T b) {
+  const PartSlice<T, 2>& s = parts.part[blockIdx.y];
+  xpay_range(s.n, b, s.v[0], s.v[1]);
 }
 
-//! out[0] = (r, r) and out[1] = (w, r) in one pass, deterministic. Launch: `dot_blocks` ×
-//! `dot_block`; `partials` holds 2 × `dot_blocks`.
+//! out[0] = (r, r) and out[1] = (w, r) in one pass, deterministic. Vectors r, w. Launch:
+//! `dot_blocks` × `dot_block` per part.
 template <class T>
-__global__ void __launch_bounds__(dot_block)
-    split_dot2(std::int64_t n, const T* __restrict__ r, const T* __restrict__ w, double* partials,
-               unsigned* arrivals, double* out) {
+__global__ void __launch_bounds__(dot_block) split_dot2(PartSlices<T, 2> parts) {
+  const PartSlice<T, 2>& s = parts.part[blockIdx.y];
+  const T* __restrict__ r = s.v[0];
+  const T* __restrict__ w = s.v[1];
   SumPair v;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < s.n; k += stride) {
     const double rk = static_cast<double>(r[k]);
     v.first += rk * rk;
     v.second += static_cast<double>(w[k]) * rk;
   }
-  const SumPair s = block_sum2(v);
-  finish_sums2(s.first, s.second, partials, arrivals, [out](double a, double b) {
+  const SumPair sums = block_sum2(v);
+  double* out = s.out;
+  finish_sums2(sums.first, sums.second, s.partials, s.arrivals, [out](double a, double b) {
     out[0] = a;
     out[1] = b;
   });
@@ -143,12 +198,19 @@ __global__ void __launch_bounds__(dot_block)
 
 //! Pipelined CG's update (`reference::cg_pipelined`'s loop): z = m + β z, s = w + β s,
 //! p = r + β p (on the first iteration z = m, s = w, p = r), x += α p, r −= α s, w −= α z.
+//! Vectors m, z, s, p, x, r, w.
 template <class T>
-__global__ void split_pipelined_update(std::int64_t n, bool first, T a, T be, const T* __restrict__ m,
-                                       T* __restrict__ z, T* __restrict__ s, T* __restrict__ p, T* __restrict__ x,
-                                       T* __restrict__ r, T* __restrict__ w) {
+__global__ void split_pipelined_update(PartSlices<T, 7> parts, bool first, T a, T be) {
+  const PartSlice<T, 7>& part = parts.part[blockIdx.y];
+  const T* __restrict__ m = part.v[0];
+  T* __restrict__ z = part.v[1];
+  T* __restrict__ s = part.v[2];
+  T* __restrict__ p = part.v[3];
+  T* __restrict__ x = part.v[4];
+  T* __restrict__ r = part.v[5];
+  T* __restrict__ w = part.v[6];
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < part.n; k += stride) {
     const T wk = w[k], rk = r[k];
     const T zk = first ? m[k] : m[k] + be * z[k];
     const T sk = first ? wk : wk + be * s[k];
@@ -162,29 +224,36 @@ __global__ void split_pipelined_update(std::int64_t n, bool first, T a, T be, co
   }
 }
 
-//! t = b − ax and Σ (t − r)² in double (Pipelined's checkpoint gap), deterministic.
+//! t = b − ax and Σ (t − r)² in double (Pipelined's checkpoint gap), deterministic. Vectors b,
+//! ax, t, r. Launch: `dot_blocks` × `dot_block` per part.
 template <class T>
-__global__ void __launch_bounds__(dot_block)
-    split_residual_gap(std::int64_t n, const T* __restrict__ b, const T* __restrict__ ax, T* __restrict__ t,
-                       const T* __restrict__ r, double* partials, unsigned* arrivals, double* out) {
+__global__ void __launch_bounds__(dot_block) split_residual_gap(PartSlices<T, 4> parts) {
+  const PartSlice<T, 4>& s = parts.part[blockIdx.y];
+  const T* __restrict__ b = s.v[0];
+  const T* __restrict__ ax = s.v[1];
+  T* __restrict__ t = s.v[2];
+  const T* __restrict__ r = s.v[3];
   double sum = 0.0;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < s.n; k += stride) {
     const T tk = b[k] - ax[k];
     t[k] = tk;
     const double d = static_cast<double>(tk) - static_cast<double>(r[k]);
     sum += d * d;
   }
-  finish_dot(block_sum(sum), partials, arrivals, out);
+  finish_dot(block_sum(sum), s.partials, s.arrivals, s.out);
 }
 
 //! t = r + β p (t = r on the first iteration): the direction whose pᵀAp Pipelined computes
-//! directly after a recurrence gave η ≤ 0.
+//! directly after a recurrence gave η ≤ 0. Vectors r, p, t.
 template <class T>
-__global__ void split_direction(std::int64_t n, bool first, T be, const T* __restrict__ r, const T* __restrict__ p,
-                                T* __restrict__ t) {
+__global__ void split_direction(PartSlices<T, 3> parts, bool first, T be) {
+  const PartSlice<T, 3>& s = parts.part[blockIdx.y];
+  const T* __restrict__ r = s.v[0];
+  const T* __restrict__ p = s.v[1];
+  T* __restrict__ t = s.v[2];
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride)
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < s.n; k += stride)
     t[k] = first ? r[k] : r[k] + be * p[k];
 }
 
@@ -321,6 +390,7 @@ class MultiCG {
         if constexpr (symmetric) return transport_->template buffer<T>(static_cast<std::size_t>(largest));
         else return DeviceBuffer<T>(static_cast<std::size_t>(size));
       }));
+      lane->parts.push_back(parts_.back().get());
     }
     if constexpr (collective) prepare_collective_sums();
     // Each held sender's indexed transfers: their indices one after another, packed into staging.
@@ -442,9 +512,11 @@ class MultiCG {
  private:
   // The local vectors of a part (A is applied to x, r, p, w, s and t; q, m and z are products).
   // PersistentPipelined: w and z alternate between vw, vw2 and vz, vz2 within a launch.
-  enum Vec { vx, vr, vp, vq, vw, vm, vz, vs, vt, vw2, vz2, vec_count };
+  // `vb` stands for the part's b (read only) in a batched launch's list of vectors.
+  enum Vec { vx, vr, vp, vq, vw, vm, vz, vs, vt, vw2, vz2, vec_count, vb = vec_count };
   static constexpr int vectors = cpu_free_pipelined ? vec_count : pipelined || persistent ? vt + 1 : vq + 1;
 
+  struct PartState;
   // A device's stream and events, shared by the parts on that device.
   struct Lane {
     int device;
@@ -458,6 +530,8 @@ class MultiCG {
     DeviceBuffer<detail::SplitPipelinedState> pipelined_state;
     DeviceBuffer<detail::SplitCgLink<T>> links, pipelined_links;
     int rank = 0;  // its index among the devices (its rank with a collective Comm)
+    std::vector<PartState*> parts;  // the held parts on this device, in part order
+    std::vector<PartProduct<Part>> products;  // `apply`'s list for `Part::apply_all`, reused
     // Collective Comm: its parts' sums (4 a part, `sum_slots` parts), every rank's after the
     // all-gather, the order of the parts among those, and the totals in part order.
     DeviceBuffer<double> local_sums, gathered_sums, totals;
@@ -479,7 +553,6 @@ class MultiCG {
     DeviceBuffer<T> b;  // b from the host (made at the first host solve)
     DeviceBuffer<std::int64_t> indices;
     DeviceBuffer<T> staging;  // packed entries for parts on other devices
-    DotWorkspace dots;
     DeviceBuffer<double> partials;
     DeviceBuffer<unsigned> arrivals;
     // The part's sums of a reduction, written by the kernels straight into pinned host memory
@@ -523,10 +596,9 @@ class MultiCG {
       RELAX_CUDA_CHECK(cudaDeviceSynchronize());
     }
 
-    T* owned_of(Vec which) { return v[static_cast<std::size_t>(which)].data() + owned_offset; }
-    //! sums[slot] = (a, b) over the owned entries.
-    void dot(const T* a, const T* bv, int slot) {
-      relax::dot(owned, a, bv, out + slot, dots, lane->stream.get());
+    // Vector `which` from its first owned entry (b for `vb`: read only, whatever the type says).
+    T* owned_of(Vec which) {
+      return which == vb ? const_cast<T*>(rhs) : v[static_cast<std::size_t>(which)].data() + owned_offset;
     }
   };
 
@@ -535,7 +607,7 @@ class MultiCG {
   CgReport run(StoreX&& store_x) {
     const auto start = std::chrono::steady_clock::now();
     CgReport report;
-    report.rhs_norm = std::sqrt(reduce([](PartState& p) { p.dot(p.rhs, p.rhs, 0); }));
+    report.rhs_norm = std::sqrt(reduce([&] { dot(vb, vb); }));
     detail::solve_with_restarts(
         options_, report,
         [&](const StopCriterion& left, CgReport& r) {
@@ -609,8 +681,8 @@ class MultiCG {
     return part_at(g)->lane->rank;
   }
 
-  // Runs `launch(part)` (which writes sums[0 .. count)) on every part and returns the total of
-  // sums[0] in part order; `extra` gets the totals of the others.
+  // Runs `launch()` (which queues kernels writing every part's sums[0 .. count)) and returns
+  // the total of sums[0] in part order; `extra` gets the totals of the others.
   template <class Launch>
   double reduce(Launch&& launch, int count = 1, double* extra = nullptr) {
     reduce_async(std::forward<Launch>(launch));
@@ -622,7 +694,7 @@ class MultiCG {
   // holds the same totals); the host copies the first device's.
   template <class Launch>
   void reduce_async(Launch&& launch) {
-    each(launch);
+    launch();
     if constexpr (collective) {
       transport_->group([&] {
         for (auto& lane : lanes_)
@@ -690,44 +762,41 @@ class MultiCG {
     }
   }
 
-  // Every part's halo of vector `which` from its neighbours. On one device the sender's stream
-  // is the reader's: a gather kernel writes indexed entries straight into the reader's halo, a
-  // run is one copy. Between devices the sender waits until the reader is done with its
-  // previous product (which read the halo), stages indexed entries, copies them with
-  // `cudaMemcpyPeerAsync`, and the reader's stream waits for the sender's. With a collective
-  // Comm the staged entries go in one group of sends and receives instead, each on its own
-  // device's stream (the receive follows the reader's product, the next staging the send); a
-  // process sends what its parts send and receives what they receive.
+  // Every part's halo of vector `which` from its neighbours. Each device gathers its parts'
+  // outgoing entries in one launch: on one device straight into the reader's halo (a run too),
+  // between devices into the sender's staging (a run goes as it is). Between devices the
+  // sender then waits until the reader is done with its previous product (which read the halo),
+  // copies with `cudaMemcpyPeerAsync`, and the reader's stream waits for the sender's. With a
+  // collective Comm the staged entries go in one group of sends and receives instead, each on
+  // its own device's stream (the receive follows the reader's product, the next staging the
+  // send); a process sends what its parts send and receives what they receive.
   void exchange(Vec which) {
-    for (const Link& l : links_) {
-      PartState* const sender = part_at(l.from);
-      if (!sender) continue;  // another rank's part: it sends
-      PartState& from = *sender;
-      const detail::DeviceScope on(from.device);
-      const cudaStream_t stream = from.lane->stream.get();
-      if (collective && l.across) {
-        if (l.packed_at >= 0) {
-          detail::gather_kernel<<<detail::vector_blocks(l.count), 256, 0, stream>>>(
-              l.count, from.indices.data() + l.packed_at, from.owned_of(which), from.staging.data() + l.packed_at);
-          RELAX_CUDA_CHECK_LAUNCH();
-        }
-        continue;
-      }
-      PartState& to = *part_at(l.to);
-      T* dst = to.v[static_cast<std::size_t>(which)].data() + l.receive_offset;
-      if (l.across) RELAX_CUDA_CHECK(cudaStreamWaitEvent(stream, to.lane->applied.get(), 0));
-      if (l.packed_at >= 0) {
-        T* packed = l.across ? from.staging.data() + l.packed_at : dst;
-        detail::gather_kernel<<<detail::vector_blocks(l.count), 256, 0, stream>>>(
-            l.count, from.indices.data() + l.packed_at, from.owned_of(which), packed);
+    for (auto& lane : lanes_) {
+      const detail::DeviceScope on(lane->device);
+      detail::GatherJobs<T> jobs;
+      int count = 0;
+      std::int64_t largest = 0;
+      auto launch = [&] {
+        if (count == 0) return;
+        detail::gather_kernel<<<dim3(detail::vector_blocks(largest), static_cast<unsigned>(count)), 256, 0,
+                                lane->stream.get()>>>(jobs);
         RELAX_CUDA_CHECK_LAUNCH();
-        if (l.across)
-          RELAX_CUDA_CHECK(cudaMemcpyPeerAsync(dst, to.device, packed, from.device,
-                                               static_cast<std::size_t>(l.count) * sizeof(T), stream));
-      } else {
-        RELAX_CUDA_CHECK(cudaMemcpyPeerAsync(dst, to.device, from.owned_of(which) + l.first, from.device,
-                                             static_cast<std::size_t>(l.count) * sizeof(T), stream));
+        count = 0;
+        largest = 0;
+      };
+      for (const Link& l : links_) {
+        PartState* const from = part_at(l.from);
+        if (!from || from->lane != lane.get() || l.count == 0) continue;  // another's sender, or nothing to move
+        if (l.across && l.packed_at < 0) continue;                         // a run between devices: copied as it is
+        detail::GatherJob<T>& j = jobs.job[count++];
+        j.count = l.count;
+        j.indices = l.packed_at >= 0 ? from->indices.data() + l.packed_at : nullptr;
+        j.src = from->owned_of(which) + (l.packed_at >= 0 ? 0 : l.first);
+        j.dst = l.across ? from->staging.data() + l.packed_at : receive_at(*part_at(l.to), which, l);
+        largest = std::max(largest, l.count);
+        if (count == detail::batch_parts) launch();
       }
+      launch();
     }
     if constexpr (collective) {
       // Every rank enters each exchange, with or without transfers of its own: a one-sided
@@ -735,17 +804,26 @@ class MultiCG {
       transport_->exchange_group(lanes_.front()->stream.get(), [&] {
         for (const Link& l : links_) {
           if (!l.across) continue;
-          if (PartState* from = part_at(l.from)) {
-            const T* src = l.packed_at >= 0 ? from->staging.data() + l.packed_at : from->owned_of(which) + l.first;
-            transport_->send(src, l.count, from->lane->rank, rank_of(l.to), from->lane->stream.get(), l.inbox_at);
-          }
+          if (PartState* from = part_at(l.from))
+            transport_->send(sent_from(*from, which, l), l.count, from->lane->rank, rank_of(l.to),
+                             from->lane->stream.get(), l.inbox_at);
           if (PartState* to = part_at(l.to))
-            transport_->receive(to->v[static_cast<std::size_t>(which)].data() + l.receive_offset, l.count,
-                                to->lane->rank, rank_of(l.from), to->lane->stream.get(), l.inbox_at);
+            transport_->receive(receive_at(*to, which, l), l.count, to->lane->rank, rank_of(l.from),
+                                to->lane->stream.get(), l.inbox_at);
         }
       });
     } else {
       if (!across_devices_) return;
+      for (const Link& l : links_) {
+        if (!l.across) continue;
+        PartState& from = *part_at(l.from);
+        PartState& to = *part_at(l.to);
+        const detail::DeviceScope on(from.device);
+        const cudaStream_t stream = from.lane->stream.get();
+        RELAX_CUDA_CHECK(cudaStreamWaitEvent(stream, to.lane->applied.get(), 0));
+        RELAX_CUDA_CHECK(cudaMemcpyPeerAsync(receive_at(to, which, l), to.device, sent_from(from, which, l), from.device,
+                                             static_cast<std::size_t>(l.count) * sizeof(T), stream));
+      }
       for (auto& lane : lanes_) {
         const detail::DeviceScope on(lane->device);
         lane->sent.record(lane->stream.get());
@@ -759,12 +837,25 @@ class MultiCG {
     }
   }
 
-  // out = A in on every part (in's halo exchanged first).
+  // Where transfer `l` of vector `which` leaves its sender between devices (staged, or the run
+  // itself) and where it lands in its reader's halo.
+  static const T* sent_from(PartState& from, Vec which, const Link& l) {
+    return l.packed_at >= 0 ? from.staging.data() + l.packed_at : from.owned_of(which) + l.first;
+  }
+  static T* receive_at(PartState& to, Vec which, const Link& l) {
+    return to.v[static_cast<std::size_t>(which)].data() + l.receive_offset;
+  }
+
+  // out = A in on every part (in's halo exchanged first): each device's parts in one launch
+  // where the part's operator batches (`Part::apply_all`).
   void apply(Vec in, Vec out) {
     exchange(in);
-    for (auto& part : parts_) {
-      const detail::DeviceScope on(part->device);
-      part->op->apply(part->v[static_cast<std::size_t>(in)].data(), part->owned_of(out), part->lane->stream.get());
+    for (auto& lane : lanes_) {
+      const detail::DeviceScope on(lane->device);
+      lane->products.clear();
+      for (PartState* p : lane->parts)
+        lane->products.push_back({p->op, p->v[static_cast<std::size_t>(in)].data(), p->owned_of(out)});
+      Part::apply_all(lane->products.data(), static_cast<int>(lane->products.size()), lane->stream.get());
     }
     if (!across_devices_ || collective) return;
     for (auto& lane : lanes_) {
@@ -780,6 +871,43 @@ class MultiCG {
       f(*part);
     }
   }
+
+  // Launches `kernel` once on every device for all its parts (`batch_parts` at a time): part i
+  // of a launch runs on the blocks (·, i) with its slice of the vectors `which` and its sums at
+  // out[slot]. A reduction (`reduction`) gives every part `dot_blocks` blocks, the grid of
+  // `relax::dot`; an update enough for the largest part's entries.
+  template <int N, class... Params, class... Args>
+  void batched(const std::array<Vec, N>& which, bool reduction, int slot,
+               void (*kernel)(detail::PartSlices<T, N>, Params...), Args... args) {
+    for (auto& lane : lanes_) {
+      const detail::DeviceScope on(lane->device);
+      detail::PartSlices<T, N> batch;
+      int count = 0;
+      std::int64_t largest = 0;
+      auto launch = [&] {
+        if (count == 0) return;
+        const unsigned x = reduction ? detail::dot_blocks : detail::vector_blocks(std::max<std::int64_t>(largest, 1));
+        kernel<<<dim3(x, static_cast<unsigned>(count)), detail::dot_block, 0, lane->stream.get()>>>(batch, args...);
+        RELAX_CUDA_CHECK_LAUNCH();
+        count = 0;
+        largest = 0;
+      };
+      for (PartState* p : lane->parts) {
+        detail::PartSlice<T, N>& s = batch.part[count++];
+        s.n = p->owned;
+        for (int i = 0; i < N; ++i) s.v[i] = p->owned_of(which[static_cast<std::size_t>(i)]);
+        s.partials = p->partials.data();
+        s.arrivals = p->arrivals.data();
+        s.out = p->out + slot;
+        largest = std::max(largest, p->owned);
+        if (count == detail::batch_parts) launch();
+      }
+      launch();
+    }
+  }
+
+  // sums[slot] = (a, b) over every part's owned entries.
+  void dot(Vec a, Vec b, int slot = 0) { batched<2>({a, b}, true, slot, &detail::split_dot<T>); }
 
   static unsigned blocks(const PartState& p) { return detail::vector_blocks(p.owned); }
 
@@ -798,7 +926,7 @@ class MultiCG {
 
   double true_residual_norm() {
     residual(vr, false);
-    return std::sqrt(reduce([](PartState& p) { p.dot(p.owned_of(vr), p.owned_of(vr), 0); }));
+    return std::sqrt(reduce([&] { dot(vr, vr); }));
   }
 
   void record(CgReport& report) const {
@@ -809,31 +937,23 @@ class MultiCG {
   // `CG<Operator, Unfused>` with its scalars taken on the host from the parts' partials.
   CgStatus run_standard(const StopCriterion& stop, CgReport& report) {
     residual(vr, true);
-    double rr = reduce([](PartState& p) { p.dot(p.owned_of(vr), p.owned_of(vr), 0); });
+    double rr = reduce([&] { dot(vr, vr); });
     report.residual_norm = std::sqrt(rr);
     const StopReason first = stop.decide(report.residual_norm, report.rhs_norm, 0);
     if (first != StopReason::go_on) return detail::cg_status_of(first);
     for (std::int64_t it = 1;; ++it) {
       apply(vp, vq);
-      const double pq = reduce([](PartState& p) { p.dot(p.owned_of(vp), p.owned_of(vq), 0); });
+      const double pq = reduce([&] { dot(vp, vq); });
       const double alpha = rr / pq;
       if (!(pq > 0.0) || !std::isfinite(alpha))  // `cg_axpy`'s decision
         return std::isfinite(rr) && std::isfinite(pq) ? CgStatus::breakdown : CgStatus::non_finite;
       const T step = static_cast<T>(alpha), minus_step = static_cast<T>(-alpha);
-      const double rr_next = reduce([&](PartState& p) {
-        detail::split_cg_step<<<detail::dot_blocks, detail::dot_block, 0, p.lane->stream.get()>>>(
-            p.owned, step, minus_step, p.owned_of(vp), p.owned_of(vq), p.owned_of(vx), p.owned_of(vr),
-            p.dots.partials(), p.dots.arrivals(), p.out);
-        RELAX_CUDA_CHECK_LAUNCH();
-      });
+      const double rr_next =
+          reduce([&] { batched<4>({vp, vq, vx, vr}, true, 0, &detail::split_cg_step<T>, step, minus_step); });
       ++report.iterations;
       const double beta = rr > 0.0 ? rr_next / rr : 0.0;
       if (!std::isfinite(rr_next) || !std::isfinite(beta)) return CgStatus::non_finite;
-      each([&](PartState& p) {
-        detail::split_cg_xpay<<<blocks(p), 256, 0, p.lane->stream.get()>>>(p.owned, static_cast<T>(beta), p.owned_of(vr),
-                                                                     p.owned_of(vp));
-        RELAX_CUDA_CHECK_LAUNCH();
-      });
+      batched<2>({vr, vp}, false, 0, &detail::split_cg_xpay<T>, static_cast<T>(beta));
       rr = rr_next;
       if (it % options_.check_interval != 0 && it < stop.max_count) continue;
       report.residual_norm = std::sqrt(rr);
@@ -850,14 +970,11 @@ class MultiCG {
     apply(vx, vq);
     double rest[3] = {0.0, 0.0, 0.0};
     const double gap2 = reduce(
-        [](PartState& p) {
-          detail::split_residual_gap<<<detail::dot_blocks, detail::dot_block, 0, p.lane->stream.get()>>>(
-              p.owned, p.rhs, p.owned_of(vq), p.owned_of(vt), p.owned_of(vr), p.partials.data(),
-              p.arrivals.data(), p.out);
-          RELAX_CUDA_CHECK_LAUNCH();
-          p.dot(p.owned_of(vr), p.owned_of(vr), 1);
-          p.dot(p.owned_of(vw), p.owned_of(vw), 2);
-          p.dot(p.owned_of(vx), p.owned_of(vx), 3);
+        [&] {
+          batched<4>({vb, vq, vt, vr}, true, 0, &detail::split_residual_gap<T>);
+          dot(vr, vr, 1);
+          dot(vw, vw, 2);
+          dot(vx, vx, 3);
         },
         4, rest);
     const double rr = rest[0], ww = rest[1], xx = rest[2];
@@ -901,13 +1018,9 @@ class MultiCG {
     // a breakdown and standard CG from here.
     auto eta_not_positive = [&](std::int64_t it, double beta) {
       const bool first = it == 0;
-      each([&](PartState& p) {
-        detail::split_direction<<<blocks(p), 256, 0, p.lane->stream.get()>>>(p.owned, first, static_cast<T>(beta),
-                                                                       p.owned_of(vr), p.owned_of(vp), p.owned_of(vt));
-        RELAX_CUDA_CHECK_LAUNCH();
-      });
+      batched<3>({vr, vp, vt}, false, 0, &detail::split_direction<T>, first, static_cast<T>(beta));
       apply(vt, vq);
-      const double pq = reduce([](PartState& p) { p.dot(p.owned_of(vt), p.owned_of(vq), 0); });
+      const double pq = reduce([&] { dot(vt, vq); });
       if (!std::isfinite(pq)) return CgStatus::non_finite;
       if (pq <= 0.0) return CgStatus::breakdown;
       return switch_to_standard(it);
@@ -963,11 +1076,7 @@ class MultiCG {
           }
         }
       } else {
-        reduce_async([](PartState& p) {
-          detail::split_dot2<<<detail::dot_blocks, detail::dot_block, 0, p.lane->stream.get()>>>(
-              p.owned, p.owned_of(vr), p.owned_of(vw), p.partials.data(), p.arrivals.data(), p.out);
-          RELAX_CUDA_CHECK_LAUNCH();
-        });
+        reduce_async([&] { batched<2>({vr, vw}, true, 0, &detail::split_dot2<T>); });
         apply(vw, vm);  // overlaps the reduction's trip to the host
         double delta = 0.0;
         const double gamma = collect(2, &delta);
@@ -985,12 +1094,7 @@ class MultiCG {
         const double alpha = gamma / eta;
         if (!std::isfinite(alpha)) return CgStatus::non_finite;
         const T a = static_cast<T>(alpha), be = static_cast<T>(beta);
-        each([&](PartState& p) {
-          detail::split_pipelined_update<<<blocks(p), 256, 0, p.lane->stream.get()>>>(
-              p.owned, first, a, be, p.owned_of(vm), p.owned_of(vz), p.owned_of(vs), p.owned_of(vp), p.owned_of(vx),
-              p.owned_of(vr), p.owned_of(vw));
-          RELAX_CUDA_CHECK_LAUNCH();
-        });
+        batched<7>({vm, vz, vs, vp, vx, vr, vw}, false, 0, &detail::split_pipelined_update<T>, first, a, be);
         gamma_prev = gamma;
         alpha_prev = alpha;
         ++report.iterations;
@@ -1306,7 +1410,7 @@ class MultiCG {
     residual(vr, true);
     exchange(vr);
     exchange(vp);
-    const double rr0 = reduce([](PartState& p) { p.dot(p.owned_of(vr), p.owned_of(vr), 0); });
+    const double rr0 = reduce([&] { dot(vr, vr); });
     report.residual_norm = std::sqrt(rr0);
     const StopReason first = stop.decide(report.residual_norm, report.rhs_norm, 0);
     if (first != StopReason::go_on) return detail::cg_status_of(first);

@@ -11,6 +11,9 @@
 //!   global box, applied to the slab's lines only), reading the neighbours' lines from its halo:
 //!   again the global product's bits.
 //!
+//! Each also has `apply_all`, the products of several of its parts on one device: CSR parts in one
+//! launch (the same arithmetic per row), slabs one launch each.
+//!
 //! `split_csr` and `split_stencil` build a `SplitOperator`: the layout, the devices (one per
 //! part, repeats allowed: several parts on one GPU) and the parts, each uploaded to its device.
 
@@ -35,7 +38,54 @@
 
 namespace relax {
 
+//! One product of a launch for several parts: y (the part's owned rows) = A_part x (its local
+//! vector).
+template <class Part>
+struct PartProduct {
+  const Part* op = nullptr;
+  const typename Part::value_type* x = nullptr;
+  typename Part::value_type* y = nullptr;
+};
+
 namespace detail {
+
+//! The most parts one batched launch serves: each part's pointers travel in the kernel's
+//! parameters, so a device with more parts takes several launches.
+inline constexpr int batch_parts = 8;
+
+//! One CSR part's product in a batched launch: `rows` owned rows, a warp a row or a thread a row.
+template <class T>
+struct CsrProduct {
+  std::int64_t rows = 0;
+  CsrRows<T> a{};
+  const T* x = nullptr;
+  T* y = nullptr;
+  bool warp = false;
+};
+template <class T>
+struct CsrProducts {
+  CsrProduct<T> part[batch_parts];
+};
+
+//! y = A x for product blockIdx.y of the batch, each on a grid of its own in x: `CsrRows`'
+//! arithmetic, which is `spmv_thread_per_row`'s and `spmv_warp_per_row`'s (the same bits).
+template <class T>
+__global__ void csr_parts_spmv(CsrProducts<T> products) {
+  const CsrProduct<T>& p = products.part[blockIdx.y];
+  const T* __restrict__ x = p.x;
+  const auto load = [x](std::int32_t c) { return x[c]; };
+  const std::int64_t thread = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  if (p.warp) {
+    const int lane = static_cast<int>(threadIdx.x % 32);
+    for (std::int64_t i = thread / 32; i < p.rows; i += threads / 32) {
+      const T sum = p.a.warp_row(i, load, lane);
+      if (lane == 0) p.y[i] = sum;
+    }
+  } else {
+    for (std::int64_t i = thread; i < p.rows; i += threads) p.y[i] = p.a.row(i, load);
+  }
+}
 
 //! q = A p on the lines [first, first + count) of the slowest axis of `a`'s box (rows in 2D,
 //! planes in 3D); p is read as `p[k − shift]` for global unknown k, q written from the slab's
@@ -83,6 +133,26 @@ class CsrPartOperator {
   //! y (its owned rows) = A_local x (the local vector: owned entries, then halo), on `stream`.
   void apply(const T* x, T* y, cudaStream_t stream) const {
     detail::csr_spmv(rows_, nnz_, row_ptr_.data(), col_.data(), val_.data(), x, y, stream);
+  }
+
+  //! Every product of `products` (parts on the current device), on `stream`: one part as
+  //! `apply`, several in one launch (`batch_parts` at a time), each row's arithmetic unchanged.
+  static void apply_all(const PartProduct<CsrPartOperator>* products, int count, cudaStream_t stream) {
+    if (count == 1) return products[0].op->apply(products[0].x, products[0].y, stream);
+    for (int first = 0; first < count; first += detail::batch_parts) {
+      detail::CsrProducts<T> batch;
+      const int n = std::min(count - first, detail::batch_parts);
+      std::int64_t work = 1;
+      for (int i = 0; i < n; ++i) {
+        const PartProduct<CsrPartOperator>& p = products[first + i];
+        batch.part[i] = {p.op->rows_, p.op->rows(), p.x, p.y, p.op->warp_rows()};
+        work = std::max(work, p.op->warp_rows() ? p.op->rows_ * 32 : p.op->rows_);
+      }
+      constexpr int threads = 256;
+      const auto blocks = static_cast<unsigned>(std::min<std::int64_t>((work + threads - 1) / threads, 65535));
+      detail::csr_parts_spmv<<<dim3(blocks, static_cast<unsigned>(n)), threads, 0, stream>>>(batch);
+      RELAX_CUDA_CHECK_LAUNCH();
+    }
   }
 
   using rows_type = CsrRows<T>;
@@ -139,6 +209,12 @@ class StencilSlabOperator {
                     static_cast<unsigned>(std::min<std::int64_t>(plane ? count_ : 1, 65535)));
     detail::slab_apply_kernel<<<grid, block, 0, stream>>>(rows_, first_, count_, x, shift_, y);
     RELAX_CUDA_CHECK_LAUNCH();
+  }
+
+  //! Every product of `products` on `stream`, one launch each (a slab's product is one large
+  //! launch already: k = 2 costs a few per cent over k = 1 on the 4096² Poisson slabs).
+  static void apply_all(const PartProduct<StencilSlabOperator>* products, int count, cudaStream_t stream) {
+    for (int i = 0; i < count; ++i) products[i].op->apply(products[i].x, products[i].y, stream);
   }
 
   rows_type rows() const { return {rows_, first_ * line_, shift_}; }
