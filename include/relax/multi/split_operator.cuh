@@ -5,7 +5,7 @@
 //! entries each part sends the others before a product.
 //!
 //! - `CsrPartOperator<T>`: the rows of one part of a CSR split by rows (`relax::partition`), its
-//!   columns local; the SpMV of `CsrOperator` (the same kernels, chosen the same way), so each
+//!   columns local; the SpMV of `CsrOperator` (the same arithmetic, chosen the same way), so each
 //!   row sums the same products in the same order as the global SpMV: bit for bit the same y.
 //! - `StencilSlabOperator<S>`: the rows of one slab of a stencil's box (`StencilRows<S>` on the
 //!   global box, applied to the slab's lines only), reading the neighbours' lines from its halo:
@@ -53,37 +53,37 @@ namespace detail {
 //! parameters, so a device with more parts takes several launches.
 inline constexpr int batch_parts = 8;
 
-//! One CSR part's product in a batched launch: `rows` owned rows, a warp a row or a thread a row.
+//! One CSR part's product in a batched launch: `rows` owned rows.
 template <class T>
 struct CsrProduct {
   std::int64_t rows = 0;
   CsrRows<T> a{};
   const T* x = nullptr;
   T* y = nullptr;
-  bool warp = false;
 };
 template <class T>
 struct CsrProducts {
   CsrProduct<T> part[batch_parts];
 };
 
-//! y = A x for product blockIdx.y of the batch, each on a grid of its own in x: `CsrRows`'
-//! arithmetic, which is `spmv_thread_per_row`'s and `spmv_warp_per_row`'s (the same bits).
-template <class T>
+//! y = A x for product blockIdx.y of the batch, each on a grid of its own in x, a warp a row
+//! (`Warp`, the arithmetic of `spmv_warp_per_row`, its body) or a thread a row (`CsrRows::row`,
+//! that of `spmv_thread_per_row`): the same bits. Thread rows read through the ordinary path
+//! (on the H200 14% faster for a whole CG iteration than `spmv_thread_per_row`'s read-only path
+//! on the StocF-1465 stand-in, 15 entries a row), warp rows through the read-only path. One
+//! kernel a row mode keeps each at `csr_spmv`'s 32 registers (both modes in one kernel took 40:
+//! fewer resident blocks, 15–30% slower on the stand-ins of 40 to 83 entries a row).
+template <class T, bool Warp>
 __global__ void csr_parts_spmv(CsrProducts<T> products) {
   const CsrProduct<T>& p = products.part[blockIdx.y];
-  const T* __restrict__ x = p.x;
-  const auto load = [x](std::int32_t c) { return x[c]; };
-  const std::int64_t thread = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  if (p.warp) {
-    const int lane = static_cast<int>(threadIdx.x % 32);
-    for (std::int64_t i = thread / 32; i < p.rows; i += threads / 32) {
-      const T sum = p.a.warp_row(i, load, lane);
-      if (lane == 0) p.y[i] = sum;
-    }
+  if constexpr (Warp) {
+    warp_rows_spmv(p.rows, p.a.row_ptr, p.a.col, p.a.val, p.x, p.y);
   } else {
-    for (std::int64_t i = thread; i < p.rows; i += threads) p.y[i] = p.a.row(i, load);
+    const T* x = p.x;
+    const auto load = [x](std::int32_t c) { return x[c]; };
+    const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.rows; i += stride)
+      p.y[i] = p.a.row(i, load);
   }
 }
 
@@ -135,23 +135,34 @@ class CsrPartOperator {
     detail::csr_spmv(rows_, nnz_, row_ptr_.data(), col_.data(), val_.data(), x, y, stream);
   }
 
-  //! Every product of `products` (parts on the current device), on `stream`: one part as
-  //! `apply`, several in one launch (`batch_parts` at a time), each row's arithmetic unchanged.
+  //! Every product of `products` (parts on the current device), on `stream`: one launch for the
+  //! parts whose rows a thread applies and one for those a warp applies (`batch_parts` at a
+  //! time; one part too, so k = 1 and k = 2 run the same kernels), each row's arithmetic that of
+  //! `apply`.
   static void apply_all(const PartProduct<CsrPartOperator>* products, int count, cudaStream_t stream) {
-    if (count == 1) return products[0].op->apply(products[0].x, products[0].y, stream);
-    for (int first = 0; first < count; first += detail::batch_parts) {
+    for (const bool warp : {false, true}) {
       detail::CsrProducts<T> batch;
-      const int n = std::min(count - first, detail::batch_parts);
+      int n = 0;
       std::int64_t work = 1;
-      for (int i = 0; i < n; ++i) {
-        const PartProduct<CsrPartOperator>& p = products[first + i];
-        batch.part[i] = {p.op->rows_, p.op->rows(), p.x, p.y, p.op->warp_rows()};
-        work = std::max(work, p.op->warp_rows() ? p.op->rows_ * 32 : p.op->rows_);
+      auto launch = [&] {
+        if (n == 0) return;
+        constexpr int threads = 256;
+        const auto blocks = static_cast<unsigned>(std::min<std::int64_t>((work + threads - 1) / threads, 65535));
+        const dim3 grid(blocks, static_cast<unsigned>(n));
+        if (warp) detail::csr_parts_spmv<T, true><<<grid, threads, 0, stream>>>(batch);
+        else detail::csr_parts_spmv<T, false><<<grid, threads, 0, stream>>>(batch);
+        RELAX_CUDA_CHECK_LAUNCH();
+        n = 0;
+        work = 1;
+      };
+      for (int i = 0; i < count; ++i) {
+        const CsrPartOperator& op = *products[i].op;
+        if (op.warp_rows() != warp) continue;
+        batch.part[n++] = {op.rows_, op.rows(), products[i].x, products[i].y};
+        work = std::max(work, warp ? op.rows_ * 32 : op.rows_);
+        if (n == detail::batch_parts) launch();
       }
-      constexpr int threads = 256;
-      const auto blocks = static_cast<unsigned>(std::min<std::int64_t>((work + threads - 1) / threads, 65535));
-      detail::csr_parts_spmv<<<dim3(blocks, static_cast<unsigned>(n)), threads, 0, stream>>>(batch);
-      RELAX_CUDA_CHECK_LAUNCH();
+      launch();
     }
   }
 

@@ -46,6 +46,24 @@ __global__ void spmv_warp_per_row(std::int64_t rows, const std::int64_t* __restr
   }
 }
 
+//! Block-level: `spmv_warp_per_row`'s arithmetic (the same bits) over the grid's x, for kernels
+//! whose pointers arrive in a structure (the batched products of `CsrPartOperator::apply_all`):
+//! there `__restrict__` does not reach the loads, so they name the read-only path themselves.
+template <class T>
+__device__ __forceinline__ void warp_rows_spmv(std::int64_t rows, const std::int64_t* row_ptr, const std::int32_t* col,
+                                               const T* val, const T* x, T* y) {
+  const int lane = threadIdx.x % 32;
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * blockDim.x / 32;
+  for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < rows;
+       i += warps) {
+    T sum = T(0);
+    const std::int64_t end = __ldg(row_ptr + i + 1);
+    for (std::int64_t k = __ldg(row_ptr + i) + lane; k < end; k += 32) sum += __ldg(val + k) * __ldg(x + __ldg(col + k));
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    if (lane == 0) y[i] = sum;
+  }
+}
+
 //! y = A x for a device CSR of `rows` rows and `nnz` entries on `stream`: a warp per row where
 //! rows hold `warp_per_row_min_mean` entries or more on average, a thread per row otherwise.
 template <class T>
