@@ -14,6 +14,8 @@
 #include "split_cg.hpp"
 
 #include <relax/multi/cg_nccl.cuh>
+#include <relax/sparse/distribute.hpp>
+#include <relax/sparse/matrix_market.hpp>
 #include <relax/stencil/poisson.hpp>
 
 #include <cstring>
@@ -111,4 +113,37 @@ TEST_CASE("CG with NCCL refuses a split for other ranks with a clear error", "[m
                     Catch::Contains("every part"));
   CHECK_THROWS_WITH(Cg(relax::split_csr_of_rank(a, 3, 2, 1, 0)), Catch::Contains("every part"));
   CHECK_THROWS_WITH(relax::split_csr_of_rank(a, 1, 2, 0, 0), Catch::Contains("parts"));
+}
+
+TEST_CASE("CG with the program's NCCL communicator on parts read from the file alone is the whole matrix's, bit for bit",
+          "[multi_cg][nccl]") {
+  const relax::testing::OneNcclRank rank;
+  relax::Nccl comm;
+  comm.comm = rank.comm;
+  relax::CgOptions options;
+  options.rel_tol = 1e-8;
+  const std::string path = std::string(RELAX_TEST_DATA_DIR) + "/suitesparse/bcsstk14.mtx";
+  const relax::Csr<double> a = relax::read_matrix_market<double>(path);
+  const std::vector<double> b = relax::testing::ones_rhs(a);
+  using Cg = relax::MultiCG<relax::CsrPartOperator<double>, relax::Pipelined, relax::Nccl>;
+  for (int k : {1, 2, 3}) {
+    INFO(k << " parts on rank 0 of 1, each read on its own");
+    std::vector<relax::CsrPart<double>> read;
+    for (int p = 0; p < k; ++p) read.push_back(relax::read_matrix_market_part<double>(path, k, p));
+    Cg from_file(relax::split_csr_of_rank(read, k, comm), options, comm);
+    Cg from_whole(relax::split_csr_of_rank(a, k, 1, 0, 0), options, comm);
+    std::vector<double> got(b.size(), 0.0), want(b.size(), 0.0);
+    const relax::CgReport w = from_whole.solve(b, want);
+    CHECK(w.converged());
+    relax::testing::check_same_report(from_file.solve(b, got), w);
+    CHECK(same_bits(got, want));
+    if (k >= 2) {  // parts out of rank_parts' order, or not all of this rank's
+      std::vector<relax::CsrPart<double>> swapped(read.rbegin(), read.rend());
+      CHECK_THROWS_WITH(relax::split_csr_of_rank(swapped, k, comm), Catch::Contains("part index"));
+      read.pop_back();
+      CHECK_THROWS_WITH(relax::split_csr_of_rank(read, k, comm), Catch::Contains("rank 0's"));
+    }
+  }
+  CHECK_THROWS_WITH(relax::split_csr_of_rank(std::vector<relax::CsrPart<double>>{}, 1, relax::Nccl{}),
+                    Catch::Contains("comm.comm"));
 }

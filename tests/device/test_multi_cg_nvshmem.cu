@@ -9,7 +9,8 @@
 // NVSHMEM's mapping) converge to the tolerance and repeat bit for bit; on one PE they are the
 // PeerStore solve bit for bit (the same kernel on the same blocks); a barrier that cannot
 // complete is an error, not a hang. Splits for another PE count, or parts off the PE's GPU,
-// refused with a clear error on every PE. Run alone (one PE) or under `mpirun -np P`.
+// refused with a clear error on every PE. Parts each PE reads from the file alone make the split
+// of the whole matrix (the same solves, bit for bit). Run alone (one PE) or under `mpirun -np P`.
 #include <relax/multi/cg_nvshmem.cuh>  // first: the header compiles on its own
 
 #include <catch2/catch.hpp>
@@ -18,6 +19,8 @@
 #include "real_matrices.hpp"
 #include "split_cg.hpp"
 
+#include <relax/sparse/distribute.hpp>
+#include <relax/sparse/matrix_market.hpp>
 #include <relax/stencil/poisson.hpp>
 
 #include <algorithm>
@@ -228,4 +231,38 @@ TEST_CASE("CG with NVSHMEM refuses a split for other PEs with a clear error", "[
   x.assign(b.size(), 0.0);
   const relax::CgReport r = cg.solve(b, x);
   CHECK(r.converged());
+}
+
+TEST_CASE("CG with NVSHMEM on parts each PE reads from the file alone is the whole matrix's, bit for bit",
+          "[multi_cg][nvshmem]") {
+  const int pes = runtime().pes(), pe = runtime().pe(), device = runtime().device();
+  relax::CgOptions options;
+  options.rel_tol = 1e-8;
+  const std::string path = std::string(RELAX_TEST_DATA_DIR) + "/suitesparse/bcsstk14.mtx";
+  const relax::Csr<double> a = relax::read_matrix_market<double>(path);
+  const std::vector<double> b = relax::testing::ones_rhs(a);
+  for (int k : {1, 2}) {
+    const int parts = k * pes;
+    INFO(k << " parts a PE on " << pes << " PEs, each read on its own");
+    const relax::RankParts held = relax::rank_parts(parts, pes, pe);
+    std::vector<relax::CsrPart<double>> read;
+    for (int p = held.first; p < held.first + held.count; ++p)
+      read.push_back(relax::read_matrix_market_part<double>(path, parts, p));
+    auto check = [&](auto variant) {
+      using Cg = relax::MultiCG<relax::CsrPartOperator<double>, decltype(variant), relax::Nvshmem>;
+      Cg from_file(relax::split_csr_of_rank(read, parts, runtime()), options);
+      Cg from_whole(relax::split_csr_of_rank(a, parts, pes, pe, device), options);
+      std::vector<double> got(b.size(), 0.0), want(b.size(), 0.0);
+      const relax::CgReport w = from_whole.solve(b, want);
+      CHECK(w.converged());
+      relax::testing::check_same_report(from_file.solve(b, got), w);
+      CHECK(std::memcmp(got.data(), want.data(), b.size() * sizeof(double)) == 0);
+    };
+    check(relax::Pipelined{});
+    check(relax::Persistent{});
+    if (k == 2) {  // out of rank_parts' order on every PE: every PE refuses
+      std::vector<relax::CsrPart<double>> swapped(read.rbegin(), read.rend());
+      CHECK_THROWS_WITH(relax::split_csr_of_rank(swapped, parts, runtime()), Catch::Contains("part index"));
+    }
+  }
 }

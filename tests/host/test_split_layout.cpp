@@ -9,6 +9,8 @@
 #include "../support/real_matrices.hpp"
 
 #include <relax/multi/split_layout.hpp>
+#include <relax/sparse/distribute.hpp>
+#include <relax/sparse/matrix_market.hpp>
 #include <relax/reference/cg.hpp>
 #include <relax/sparse/partition.hpp>
 #include <relax/stencil/poisson.hpp>
@@ -16,6 +18,7 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace {
@@ -231,4 +234,82 @@ TEST_CASE("inbox slots of a one-sided transport: each rank's arrivals side by si
   const relax::SplitLayout l = relax::slab_split_layout(relax::Extents(5, 8), 4);
   CHECK_THROWS_WITH(relax::inbox_plan(l, {0, 0, 1}, 2), Catch::Contains("one rank per part"));
   CHECK_THROWS_WITH(relax::inbox_plan(l, {0, 0, 1, 2}, 2), Catch::Contains("ranks from 0"));
+}
+
+namespace {
+
+void check_same_layout(const relax::SplitLayout& got, const relax::SplitLayout& want) {
+  REQUIRE(got.parts.size() == want.parts.size());
+  for (std::size_t p = 0; p < want.parts.size(); ++p) {
+    CHECK(got.parts[p].global_first == want.parts[p].global_first);
+    CHECK(got.parts[p].owned == want.parts[p].owned);
+    CHECK(got.parts[p].owned_offset == want.parts[p].owned_offset);
+    CHECK(got.parts[p].local_size == want.parts[p].local_size);
+  }
+  REQUIRE(got.transfers.size() == want.transfers.size());
+  for (std::size_t t = 0; t < want.transfers.size(); ++t) {
+    CHECK(got.transfers[t].from == want.transfers[t].from);
+    CHECK(got.transfers[t].to == want.transfers[t].to);
+    CHECK(got.transfers[t].count == want.transfers[t].count);
+    CHECK(got.transfers[t].first == want.transfers[t].first);
+    CHECK(got.transfers[t].indices == want.transfers[t].indices);
+    CHECK(got.transfers[t].receive_offset == want.transfers[t].receive_offset);
+  }
+}
+
+// The words of `ranks` processes, each holding its rank's parts (`rank_parts`), concatenated
+// last rank first: an order other than the parts'.
+template <class Part>
+std::vector<std::int64_t> gathered_words(const std::vector<Part>& parts, int ranks) {
+  std::vector<std::int64_t> all;
+  for (int r = ranks - 1; r >= 0; --r) {
+    const relax::RankParts mine = relax::rank_parts(static_cast<int>(parts.size()), ranks, r);
+    const std::vector<Part> held(parts.begin() + mine.first, parts.begin() + mine.first + mine.count);
+    const std::vector<std::int64_t> words = relax::csr_part_words(held);
+    all.insert(all.end(), words.begin(), words.end());
+  }
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("a CSR's layout from its parts' words, gathered from the processes in any order, is the parts' layout",
+          "[split_layout][partition]") {
+  for (const relax::Csr<double>& a : {relax::testing::scaled_poisson(9, 1.0), relax::testing::dense_spd(30, 7)})
+    for (int k : {1, 2, 3, 5})
+      for (int ranks = 1; ranks <= k; ++ranks) {
+        INFO(a.rows << " rows, " << k << " parts, " << ranks << " ranks");
+        const auto parts = relax::partition(a, k, relax::Balance::nonzeros);
+        check_same_layout(relax::csr_split_layout_of_words(gathered_words(parts, ranks)), relax::csr_split_layout(parts));
+      }
+  // Parts read on their own from a file (each process its rows only), against the whole matrix's.
+  const std::string path = std::string(RELAX_TEST_DATA_DIR) + "/suitesparse/1138_bus.mtx";
+  const auto a = relax::read_matrix_market<double>(path);
+  for (int k : {2, 4}) {
+    INFO("1138_bus, " << k << " parts read on their own");
+    std::vector<relax::CsrPart<double>> read;
+    for (int p = 0; p < k; ++p) read.push_back(relax::read_matrix_market_part<double>(path, k, p));
+    check_same_layout(relax::csr_split_layout_of_words(gathered_words(read, k)),
+                      relax::csr_split_layout(relax::partition(a, k, relax::Balance::rows)));
+  }
+}
+
+TEST_CASE("CSR part words that are not a split's records are refused by name", "[split_layout][validation]") {
+  const auto parts = relax::partition(relax::testing::scaled_poisson(6, 0.0), 3, relax::Balance::rows);
+  const std::vector<std::int64_t> words = relax::csr_part_words(parts);
+  using Catch::Contains;
+  std::vector<std::int64_t> cut(words.begin(), words.end() - 1);  // the last record one word short
+  CHECK_THROWS_WITH(relax::csr_split_layout_of_words(cut), Contains("CSR part words"));
+  std::vector<std::int64_t> longer = words;
+  longer[0] += 1;  // the first record claims a word of the next
+  CHECK_THROWS_WITH(relax::csr_split_layout_of_words(longer), Contains("CSR part words"));
+  std::vector<std::int64_t> twice = words;  // part 0 again, part 2 missing
+  const std::vector<std::int64_t> first = relax::csr_part_words(std::vector<relax::CsrPart<double>>{parts[0]});
+  twice.resize(words.size() - static_cast<std::size_t>(relax::csr_part_words(std::vector<relax::CsrPart<double>>{parts[2]}).size()));
+  twice.insert(twice.end(), first.begin(), first.end());
+  CHECK_THROWS_WITH(relax::csr_split_layout_of_words(twice), Contains("partition part"));
+  std::vector<std::int64_t> bad_index = words;
+  bad_index[6] = 99;  // part 0's first send list names a reader outside the split
+  CHECK_THROWS_WITH(relax::csr_split_layout_of_words(bad_index), Contains("partition send list"));
+  CHECK_THROWS_WITH(relax::csr_split_layout_of_words({-1}), Contains("length"));
 }

@@ -157,3 +157,35 @@ class SplitTransport<Nccl> {
 };
 
 }  // namespace relax::detail
+
+namespace relax {
+
+//! Rank r's parts of a CSR split into `parts` parts dealt to the ranks of `comm.comm` (the
+//! program's communicator; this process its rank r, on the communicator's device), made from
+//! those parts alone: `mine` holds parts `rank_parts(parts, R, r)` in order, each as
+//! `read_matrix_market_part(path, parts, index)` reads it, so no process reads or holds the
+//! whole matrix. The ranks all-gather their parts' shapes (rows, columns, exchange lists; no
+//! matrix entries) over NCCL and each builds the split's layout from them, the layout
+//! `split_csr_of_rank` makes from the whole matrix. Every rank calls it together;
+//! `MultiCG<..., Nccl>` with the same `comm` solves on the result.
+//! \throws relax::invalid_argument without the program's communicator; on every rank, when one
+//!         holds parts other than its own or the parts do not fit together.
+template <class T>
+SplitOperator<CsrPartOperator<T>> split_csr_of_rank(const std::vector<CsrPart<T>>& mine, int parts, const Nccl& comm) {
+  detail::require(comm.comm != nullptr, "comm.comm", "null",
+                  "the program's communicator (relax::Nccl::comm): the ranks gather their parts' shapes over it");
+  int ranks = 0, rank = 0, device = 0;
+  RELAX_NCCL_CHECK(ncclCommCount(comm.comm, &ranks));
+  RELAX_NCCL_CHECK(ncclCommUserRank(comm.comm, &rank));
+  RELAX_NCCL_CHECK(ncclCommCuDevice(comm.comm, &device));
+  const detail::DeviceScope on(device);
+  return detail::split_csr_gathered(mine, parts, ranks, rank, device, [&](const std::vector<std::int64_t>& words) {
+    return detail::gather_words(
+        words, ranks, [](std::size_t count) { return DeviceBuffer<std::int64_t>(count); },
+        [&](const std::int64_t* source, std::int64_t* destination, std::size_t count, cudaStream_t stream) {
+          RELAX_NCCL_CHECK(ncclAllGather(source, destination, count, ncclInt64, comm.comm, stream));
+        });
+  });
+}
+
+}  // namespace relax

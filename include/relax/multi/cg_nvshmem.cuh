@@ -209,3 +209,35 @@ class SplitTransport<Nvshmem> {
 };
 
 }  // namespace relax::detail
+
+namespace relax {
+
+//! This PE's parts of a CSR split into `parts` parts dealt to the PEs (`rank_parts(parts,
+//! runtime.pes(), runtime.pe())`), on its device, made from those parts alone: `mine` holds them
+//! in order, each as `read_matrix_market_part(path, parts, index)` reads it, so no process reads
+//! or holds the whole matrix. The PEs all-gather their parts' shapes (rows, columns, exchange
+//! lists; no matrix entries) in symmetric memory and each builds the split's layout from them,
+//! the layout `split_csr_of_rank` makes from the whole matrix. Collective; `MultiCG<...,
+//! Nvshmem>` solves on the result.
+//! \throws relax::invalid_argument on every PE, when one holds parts other than its own or the
+//!         parts do not fit together.
+template <class T>
+SplitOperator<CsrPartOperator<T>> split_csr_of_rank(const std::vector<CsrPart<T>>& mine, int parts,
+                                                   const NvshmemRuntime& runtime) {
+  const detail::DeviceScope on(runtime.device());
+  return detail::split_csr_gathered(
+      mine, parts, runtime.pes(), runtime.pe(), runtime.device(), [&](const std::vector<std::int64_t>& words) {
+        return detail::gather_words(
+            words, runtime.pes(), [](std::size_t count) { return detail::symmetric_buffer<std::int64_t>(count); },
+            [](const std::int64_t* source, std::int64_t* destination, std::size_t count, cudaStream_t stream) {
+              if (const int status = nvshmemx_uint64_fcollect_on_stream(
+                      NVSHMEM_TEAM_WORLD, reinterpret_cast<std::uint64_t*>(destination),
+                      reinterpret_cast<const std::uint64_t*>(source), count, stream);
+                  status != 0)
+                throw nvshmem_error("relax: nvshmemx_uint64_fcollect_on_stream failed with status " +
+                                    std::to_string(status));
+            });
+      });
+}
+
+}  // namespace relax

@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -105,31 +106,140 @@ struct SplitLayout {
   }
 };
 
+namespace detail {
+//! What the layout needs of one CSR part: its rows, its local columns, its send lists and, per
+//! neighbour it reads, the run of its halo that neighbour writes (no matrix entries).
+struct CsrPartShape {
+  struct Run {
+    int part = 0;
+    std::int64_t first = 0, count = 0;  //!< local columns [first, first + count)
+  };
+  int index = 0;
+  std::int64_t first_row = 0, rows = 0, columns = 0;
+  std::vector<HaloList> sends;
+  std::vector<Run> receives;
+};
+
+//! Part `p`'s shape. \throws relax::invalid_argument where a receive list is not one run.
+template <class T>
+CsrPartShape shape_of(const CsrPart<T>& p) {
+  CsrPartShape s{p.index, p.first_row, p.rows, p.columns(), p.sends, {}};
+  for (const HaloList& r : p.receives) {
+    for (std::size_t e = 1; e < r.indices.size(); ++e)
+      require(r.indices[e] == r.indices[0] + static_cast<std::int64_t>(e), "partition receive list", r.part,
+              "one run of the halo per neighbour");
+    s.receives.push_back({r.part, r.indices.empty() ? 0 : r.indices.front(), static_cast<std::int64_t>(r.indices.size())});
+  }
+  return s;
+}
+
+//! The layout of the parts whose shapes are `shapes`, part i at index i.
+inline SplitLayout csr_layout_of_shapes(const std::vector<CsrPartShape>& shapes) {
+  SplitLayout out;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    require(shapes[i].index == static_cast<int>(i), "partition part", shapes[i].index,
+            ("part " + std::to_string(i) + " of " + std::to_string(shapes.size()) + " at its place").c_str());
+    out.parts.push_back({shapes[i].first_row, shapes[i].rows, 0, shapes[i].columns});
+  }
+  for (const CsrPartShape& sender : shapes)
+    for (const HaloList& send : sender.sends) {
+      require(send.part >= 0 && send.part < static_cast<int>(shapes.size()), "partition send list", send.part,
+              "a part of the split");
+      const CsrPartShape& reader = shapes[static_cast<std::size_t>(send.part)];
+      const auto receive = std::find_if(reader.receives.begin(), reader.receives.end(),
+                                        [&](const CsrPartShape::Run& r) { return r.part == sender.index; });
+      require(receive != reader.receives.end() && receive->count == static_cast<std::int64_t>(send.indices.size()),
+              "partition exchange lists", send.part, "a receive list matching every send list");
+      out.transfers.push_back(
+          {sender.index, send.part, static_cast<std::int64_t>(send.indices.size()), 0, send.indices, receive->first});
+    }
+  out.validate();
+  return out;
+}
+}  // namespace detail
+
 //! The layout of the parts of a CSR split by rows (`relax::partition` or
 //! `relax::read_matrix_market_part`, every part of one matrix, in part order).
 //! \throws relax::invalid_argument where a part's receive list from a neighbour is not one run
 //!         of its halo, or the parts do not fit together.
 template <class T>
 SplitLayout csr_split_layout(const std::vector<CsrPart<T>>& parts) {
-  SplitLayout out;
-  for (const CsrPart<T>& p : parts)
-    out.parts.push_back({p.first_row, p.rows, 0, p.columns()});
-  for (const CsrPart<T>& sender : parts)
-    for (const HaloList& send : sender.sends) {
-      detail::require(send.part >= 0 && send.part < static_cast<int>(parts.size()), "partition send list", send.part,
-                      "a part of the split");
-      const CsrPart<T>& reader = parts[static_cast<std::size_t>(send.part)];
-      const HaloList* receive = reader.receive_from(sender.index);
-      detail::require(receive != nullptr && receive->indices.size() == send.indices.size(), "partition exchange lists",
-                      send.part, "a receive list matching every send list");
-      for (std::size_t e = 1; e < receive->indices.size(); ++e)
-        detail::require(receive->indices[e] == receive->indices[0] + static_cast<std::int64_t>(e),
-                        "partition receive list", send.part, "one run of the halo per neighbour");
-      out.transfers.push_back({sender.index, send.part, static_cast<std::int64_t>(send.indices.size()), 0, send.indices,
-                               receive->indices.front()});
+  std::vector<detail::CsrPartShape> shapes;
+  for (const CsrPart<T>& p : parts) shapes.push_back(detail::shape_of(p));
+  return detail::csr_layout_of_shapes(shapes);
+}
+
+//! The shapes of `parts` (rows, local columns, exchange lists; no matrix entries) as 64-bit
+//! words, so that processes holding different parts of one split can all-gather them and each
+//! build the whole layout (`csr_split_layout_of_words`). A record per part: its length, then
+//! index, first row, rows, columns, the send lists (count; per list the reader, the entry count
+//! and the owned indices) and the receive runs (count; per run the sender, first column, count).
+//! \throws relax::invalid_argument where a receive list is not one run.
+template <class T>
+std::vector<std::int64_t> csr_part_words(const std::vector<CsrPart<T>>& parts) {
+  std::vector<std::int64_t> words;
+  for (const CsrPart<T>& p : parts) {
+    const detail::CsrPartShape s = detail::shape_of(p);
+    const std::size_t at = words.size();
+    words.push_back(0);
+    words.insert(words.end(), {s.index, s.first_row, s.rows, s.columns, static_cast<std::int64_t>(s.sends.size())});
+    for (const HaloList& h : s.sends) {
+      words.insert(words.end(), {h.part, static_cast<std::int64_t>(h.indices.size())});
+      words.insert(words.end(), h.indices.begin(), h.indices.end());
     }
-  out.validate();
-  return out;
+    words.push_back(static_cast<std::int64_t>(s.receives.size()));
+    for (const detail::CsrPartShape::Run& r : s.receives) words.insert(words.end(), {r.part, r.first, r.count});
+    words[at] = static_cast<std::int64_t>(words.size() - at);
+  }
+  return words;
+}
+
+//! The layout of a CSR split from its parts' words (`csr_part_words`: every part exactly once,
+//! records of several processes concatenated in any order): `csr_split_layout` of the parts.
+//! \throws relax::invalid_argument for words that are not such records, a part missing or
+//!         repeated, or parts that do not fit together.
+inline SplitLayout csr_split_layout_of_words(const std::vector<std::int64_t>& words) {
+  std::vector<detail::CsrPartShape> shapes;
+  std::size_t at = 0;
+  auto word = [&](std::size_t end, std::int64_t low, std::int64_t high, const char* what) {
+    detail::require(at < end, "CSR part words", at, ("a record's " + std::string(what) + " within it").c_str());
+    const std::int64_t w = words[at++];
+    detail::require(w >= low && w <= high, "CSR part words", w, ("a " + std::string(what) + " in range").c_str());
+    return w;
+  };
+  constexpr std::int64_t most = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t parts_most = std::numeric_limits<int>::max();
+  while (at < words.size()) {
+    const std::size_t start = at;
+    const std::int64_t length = word(words.size(), 1, static_cast<std::int64_t>(words.size() - start), "length");
+    const std::size_t end = start + static_cast<std::size_t>(length);
+    detail::CsrPartShape s;
+    s.index = static_cast<int>(word(end, 0, parts_most, "part index"));
+    s.first_row = word(end, 0, most, "first row");
+    s.rows = word(end, 1, most, "row count");
+    s.columns = word(end, s.rows, most, "column count");
+    const std::int64_t sends = word(end, 0, parts_most, "send list count");
+    for (std::int64_t i = 0; i < sends; ++i) {
+      HaloList h;
+      h.part = static_cast<int>(word(end, 0, parts_most, "reader"));
+      const std::int64_t count = word(end, 0, static_cast<std::int64_t>(end - at) - 1, "send count");
+      for (std::int64_t e = 0; e < count; ++e) h.indices.push_back(word(end, 0, s.rows - 1, "owned index"));
+      s.sends.push_back(std::move(h));
+    }
+    const std::int64_t receives = word(end, 0, parts_most, "receive run count");
+    for (std::int64_t i = 0; i < receives; ++i) {
+      detail::CsrPartShape::Run r;
+      r.part = static_cast<int>(word(end, 0, parts_most, "sender"));
+      r.first = word(end, s.rows, s.columns, "receive run's first column");
+      r.count = word(end, 0, s.columns - r.first, "receive run's count");
+      s.receives.push_back(r);
+    }
+    detail::require(at == end, "CSR part words", start, "a record whose length is its content's");
+    shapes.push_back(std::move(s));
+  }
+  std::sort(shapes.begin(), shapes.end(),
+            [](const detail::CsrPartShape& a, const detail::CsrPartShape& b) { return a.index < b.index; });
+  return detail::csr_layout_of_shapes(shapes);
 }
 
 //! The layout of box `global` split into `parts` slabs along its slowest axis, for an operator

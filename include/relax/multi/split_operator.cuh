@@ -22,6 +22,7 @@
 #include <relax/core/device_scope.hpp>
 #include <relax/core/error.hpp>
 #include <relax/core/launch.hpp>
+#include <relax/core/stream.hpp>
 #include <relax/multi/split_layout.hpp>
 #include <relax/sparse/csr.hpp>
 #include <relax/sparse/device_csr.cuh>
@@ -30,7 +31,9 @@
 #include <relax/stencil/traits.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <string>
 #include <utility>
@@ -310,6 +313,80 @@ SplitOperator<CsrPartOperator<T>> split_csr_of_rank(const Csr<T>& a, int parts, 
       csr_split_layout(all), std::vector<int>(static_cast<std::size_t>(held.count), device),
       [&](std::size_t p) { return CsrPartOperator<T>(all[p]); }, held);
 }
+
+namespace detail {
+//! Every rank's `mine` (any length), in rank order, through a transport's all-gather of a fixed
+//! count of words per rank (`all_gather(source, destination, count, stream)` on device buffers
+//! from `buffer(count)`, collective): the lengths first, then the words padded to the longest.
+template <class Buffer, class AllGather>
+std::vector<std::vector<std::int64_t>> gather_words(const std::vector<std::int64_t>& mine, int ranks, Buffer&& buffer,
+                                                   AllGather&& all_gather) {
+  Stream stream;
+  auto round = [&](std::vector<std::int64_t> words, std::size_t count) {
+    words.resize(count, 0);
+    DeviceBuffer<std::int64_t> source = buffer(count), destination = buffer(count * static_cast<std::size_t>(ranks));
+    std::vector<std::int64_t> out(count * static_cast<std::size_t>(ranks));
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(source.data(), words.data(), count * sizeof(std::int64_t), cudaMemcpyHostToDevice,
+                                     stream.get()));
+    all_gather(source.data(), destination.data(), count, stream.get());
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(out.data(), destination.data(), out.size() * sizeof(std::int64_t),
+                                     cudaMemcpyDeviceToHost, stream.get()));
+    stream.synchronize();
+    return out;
+  };
+  const std::vector<std::int64_t> lengths = round({static_cast<std::int64_t>(mine.size())}, 1);
+  const auto longest = static_cast<std::size_t>(*std::max_element(lengths.begin(), lengths.end()));
+  const std::vector<std::int64_t> words = round(mine, std::max<std::size_t>(longest, 1));
+  std::vector<std::vector<std::int64_t>> every(static_cast<std::size_t>(ranks));
+  for (std::size_t r = 0; r < every.size(); ++r) {
+    const auto first = words.begin() + static_cast<std::ptrdiff_t>(r * std::max<std::size_t>(longest, 1));
+    every[r].assign(first, first + lengths[r]);
+  }
+  return every;
+}
+
+//! Rank `rank`'s parts of a CSR split into `parts` parts dealt to `ranks` processes, from those
+//! parts alone (`mine`: parts rank_parts(parts, ranks, rank), in order): every rank's part
+//! shapes (`csr_part_words`) go to every rank through `gather`, which takes this rank's words
+//! and returns every rank's, in rank order, each rank's first word its status (1: its parts
+//! were accepted, 0: refused); each rank builds the whole layout from them. Every rank calls it
+//! together, and all throw if one refused its parts.
+template <class T, class Gather>
+SplitOperator<CsrPartOperator<T>> split_csr_gathered(const std::vector<CsrPart<T>>& mine, int parts, int ranks,
+                                                    int rank, int device, Gather&& gather) {
+  std::exception_ptr local;
+  RankParts held{};
+  std::vector<std::int64_t> words{1};
+  try {
+    held = rank_parts(parts, ranks, rank);
+    require(static_cast<int>(mine.size()) == held.count, "parts held", mine.size(),
+            ("rank " + std::to_string(rank) + "'s " + std::to_string(held.count) + " parts (rank_parts)").c_str());
+    for (int i = 0; i < held.count; ++i)
+      require(mine[static_cast<std::size_t>(i)].index == held.first + i, "part index", mine[static_cast<std::size_t>(i)].index,
+              ("part " + std::to_string(held.first + i) + " of " + std::to_string(parts) + " at place " + std::to_string(i) +
+               " (rank_parts' order)")
+                  .c_str());
+    const std::vector<std::int64_t> shape = csr_part_words(mine);
+    words.insert(words.end(), shape.begin(), shape.end());
+  } catch (...) {
+    local = std::current_exception();
+    words = {0};
+  }
+  const std::vector<std::vector<std::int64_t>> every = gather(words);
+  if (local) std::rethrow_exception(local);
+  std::vector<std::int64_t> all;
+  for (std::size_t r = 0; r < every.size(); ++r) {
+    require(!every[r].empty() && every[r][0] == 1, "rank", r, "a rank whose parts were accepted (it refused its own)");
+    all.insert(all.end(), every[r].begin() + 1, every[r].end());
+  }
+  SplitLayout layout = csr_split_layout_of_words(all);
+  require(layout.parts.size() == static_cast<std::size_t>(parts), "parts", layout.parts.size(),
+          ("the " + std::to_string(parts) + " parts every rank was given").c_str());
+  return make_split<CsrPartOperator<T>>(
+      std::move(layout), std::vector<int>(static_cast<std::size_t>(held.count), device),
+      [&](std::size_t p) { return CsrPartOperator<T>(mine[p - static_cast<std::size_t>(held.first)]); }, held);
+}
+}  // namespace detail
 
 namespace detail {
 //! The slabs `held` of stencil `s`'s matrix on `e` split into `parts` slabs, held slab i on devices[i].
