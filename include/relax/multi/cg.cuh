@@ -4,8 +4,9 @@
 //! rows or a stencil's box split into slabs), part p on its own device, one process; several parts
 //! may share a GPU. `Unfused` and `Pipelined` are host-controlled, the CPU-controlled baselines
 //! of the CPU-free study (`Persistent` and `PersistentPipelined`, below, are the CPU-free solvers):
-//! the host enqueues every operation on its device's stream (parts on one device share it), moves
-//! the halos and takes every global reduction itself. With `HostCopy` (the default) a gather
+//! the host enqueues every operation on its device's stream (parts on one device share it, and
+//! each step of theirs is one launch: the part on blockIdx.y, `MultiCG::batched`), moves the
+//! halos and takes every global reduction itself. With `HostCopy` (the default) a gather
 //! kernel writes the neighbour's halo on one device, staged entries go between devices by
 //! `cudaMemcpyPeerAsync` ordered by events, and the kernels write each part's partial sums into
 //! pinned host memory, which the host adds in part order once the devices are done. With `Nccl`

@@ -72,8 +72,9 @@ struct CsrProducts {
 //! y = A x for product blockIdx.y of the batch, each on a grid of its own in x, a warp a row
 //! (`Warp`, the arithmetic of `spmv_warp_per_row`, its body) or a thread a row (`CsrRows::row`,
 //! that of `spmv_thread_per_row`): the same bits. Thread rows read through the ordinary path
-//! (on the H200 14% faster for a whole CG iteration than `spmv_thread_per_row`'s read-only path
-//! on the StocF-1465 stand-in, 15 entries a row), warp rows through the read-only path. One
+//! (on the H200 a whole CG iteration on the StocF-1465 stand-in, 15 entries a row, took 0.208 ms
+//! against 0.223 with `spmv_thread_per_row`'s read-only path), warp rows through the read-only
+//! path. One
 //! kernel a row mode keeps each at `csr_spmv`'s 32 registers (both modes in one kernel took 40:
 //! fewer resident blocks, 15–30% slower on the stand-ins of 40 to 83 entries a row).
 template <class T, bool Warp>
