@@ -5,7 +5,9 @@
 // and receive (to its own rank), so one GPU exercises them; on the Poisson operators and SPD
 // matrices, generated and real. With the program's communicator of one rank (one process per
 // GPU, alone here) and `split_csr_of_rank`: the same bits; a split for another rank count, or
-// one rank's parts without that communicator, refused with a clear error.
+// one rank's parts without that communicator, refused with a clear error. With NCCL's device API,
+// the CPU-free variants over Nccl (windows, LSA pointers) are PeerStore's bit for bit, and a
+// barrier that cannot complete is an error.
 #include <catch2/catch.hpp>
 
 #include "matrices.hpp"
@@ -147,3 +149,87 @@ TEST_CASE("CG with the program's NCCL communicator on parts read from the file a
   CHECK_THROWS_WITH(relax::split_csr_of_rank(std::vector<relax::CsrPart<double>>{}, 1, relax::Nccl{}),
                     Catch::Contains("comm.comm"));
 }
+
+#if __has_include(<nccl_device.h>)
+namespace {
+
+// The CPU-free `Variant` over Nccl (NCCL's windows and LSA pointers) on `split()` against the
+// same variant over PeerStore: the same kernels on the same blocks, so the same report and x,
+// bit for bit; and a repeat.
+template <class Variant, class Split, class T>
+void check_cpu_free_nccl(const Split& split, const std::vector<T>& b, const relax::CgOptions& options,
+                         const relax::Nccl& comm) {
+  using Part = typename decltype(split())::part_type;
+  relax::MultiCG<Part, Variant> peer(split(), options);
+  relax::MultiCG<Part, Variant, relax::Nccl> nccl(split(), options, comm);
+  REQUIRE(nccl.persistent_blocks() == peer.persistent_blocks());
+  std::vector<T> want(b.size(), T(0)), got(b.size(), T(0)), again(b.size(), T(0));
+  const relax::CgReport w = peer.solve(b, want);
+  const relax::CgReport g = nccl.solve(b, got);
+  CHECK(w.converged());
+  relax::testing::check_same_report(g, w);
+  CHECK(same_bits(got, want));
+  relax::testing::check_same_report(nccl.solve(b, again), g);
+  CHECK(same_bits(again, got));
+}
+
+}  // namespace
+
+TEST_CASE("CPU-free CG over NCCL's device API on one rank is PeerStore's, bit for bit", "[multi_cg][nccl][cpu_free]") {
+  const relax::testing::OneNcclRank rank;
+  relax::Nccl program;
+  program.comm = rank.comm;
+  relax::CgOptions options;
+  options.rel_tol = 1e-8;
+  options.replace_interval = 7;  // PersistentPipelined: several launches, checkpoints between them
+  const relax::Csr<double> a = relax::testing::read_real_matrix(RELAX_TEST_DATA_DIR, "bcsstk14");
+  const relax::Csr<double> dense = relax::testing::dense_spd(60);  // a warp a row
+  for (const bool made : {true, false}) {
+    const relax::Nccl comm = made ? relax::Nccl{} : program;
+    for (int k : {1, 2, 3}) {
+      INFO(k << " parts, " << (made ? "a communicator made for the GPU" : "the program's communicator"));
+      const std::vector<int> devices(static_cast<std::size_t>(k), 0);
+      const relax::Extents e(70, 70);
+      auto split = [&] { return relax::split_stencil(relax::Poisson5<double>{}, e, devices); };
+      check_cpu_free_nccl<relax::Persistent>(split, wavy(e.nx * e.ny), options, comm);
+      check_cpu_free_nccl<relax::PersistentPipelined>(split, wavy(e.nx * e.ny), options, comm);
+      const relax::Extents e3(20, 17, 13);
+      auto split3 = [&] { return relax::split_stencil(relax::Poisson7<double>{}, e3, devices); };
+      check_cpu_free_nccl<relax::Persistent>(split3, wavy(e3.nx * e3.ny * e3.nz), options, comm);
+      auto split_a = [&] { return relax::split_csr(a, devices, relax::Balance::nonzeros); };
+      check_cpu_free_nccl<relax::Persistent>(split_a, relax::testing::ones_rhs(a), options, comm);
+      check_cpu_free_nccl<relax::PersistentPipelined>(split_a, relax::testing::ones_rhs(a), options, comm);
+      auto split_d = [&] { return relax::split_csr(dense, devices); };
+      check_cpu_free_nccl<relax::Persistent>(split_d, relax::testing::ones_rhs(dense), options, comm);
+      check_cpu_free_nccl<relax::PersistentPipelined>(split_d, relax::testing::ones_rhs(dense), options, comm);
+    }
+  }
+}
+
+TEST_CASE("CPU-free CG over NCCL ends a barrier that cannot complete with an error naming it",
+          "[multi_cg][nccl][cpu_free]") {
+  const relax::Extents e(30, 30);
+  const std::vector<double> b = wavy(e.nx * e.ny);
+  relax::MultiCG<relax::StencilSlabOperator<relax::Poisson5<double>>, relax::Persistent, relax::Nccl> cg(
+      relax::split_stencil(relax::Poisson5<double>{}, e, {0, 0}));
+  cg.set_absent_blocks_for_testing(1);
+  std::vector<double> x(b.size(), 0.0);
+  CHECK_THROWS_WITH(cg.solve(b, x), Catch::Contains("split_cg_persistent") && Catch::Contains("did not complete"));
+  // Refused as every Comm refuses the CPU-free Jacobi solver's settings.
+  relax::Nccl apart;
+  apart.launch_per_subdomain = true;
+  CHECK_THROWS_WITH((relax::MultiCG<relax::StencilSlabOperator<relax::Poisson5<double>>, relax::Persistent, relax::Nccl>(
+                        relax::split_stencil(relax::Poisson5<double>{}, e, {0}), {}, apart)),
+                    Catch::Contains("launch_per_subdomain"));
+}
+
+TEST_CASE("CPU-free CG over NCCL, small problems for the sanitizers", "[multi_cg][nccl][sanitize]") {
+  relax::CgOptions options;
+  options.rel_tol = 1e-8;
+  options.replace_interval = 5;
+  const relax::Extents e(9, 7);
+  auto split = [&] { return relax::split_stencil(relax::Poisson5<double>{}, e, {0, 0, 0}); };
+  check_cpu_free_nccl<relax::Persistent>(split, wavy(e.nx * e.ny), options, relax::Nccl{});
+  check_cpu_free_nccl<relax::PersistentPipelined>(split, wavy(e.nx * e.ny), options, relax::Nccl{});
+}
+#endif

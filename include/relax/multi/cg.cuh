@@ -32,7 +32,7 @@
 //!   one checkpoint to the next; the host takes each checkpoint (every `replace_interval`
 //!   iterations: 50 in double, 10 in float), the switch to standard CG (then `Persistent`'s
 //!   kernel) and restarts, and relaunches.
-//! The CPU-free variants take `PeerStore` (the default for them; or `Nvshmem`, below): they need
+//! The CPU-free variants take `PeerStore` (the default for them; or `Nvshmem` or `Nccl`, below): they need
 //! cooperative launch, at most 8 parts a device, and peer access between the devices. Their kernels apply CSR rows a
 //! warp per row where every part's rows hold 16 entries or more on average
 //! (`CsrPartOperator::warp_rows`, the choice `csr_spmv` makes), a thread per row otherwise.
@@ -54,9 +54,10 @@
 //!
 //! One process per GPU: `Nccl` with the program's communicator (`multi/cg_nccl.cuh`), or
 //! `Nvshmem`, one PE per GPU (`multi/cg_nvshmem.cuh`), each process holding its rank's parts
-//! (`split_csr_of_rank`, `split_stencil_of_rank`). `Nccl` runs the host-controlled variants,
-//! `Nvshmem` these and the CPU-free ones within one node (their kernels reach the other PEs'
-//! memory through NVSHMEM's mapping).
+//! (`split_csr_of_rank`, `split_stencil_of_rank`). Both run the host-controlled variants and,
+//! within one node, the CPU-free ones (their kernels reach the other processes' memory through
+//! NVSHMEM's mapping, or through the LSA pointers of NCCL's symmetric windows where NCCL's device
+//! API is found).
 
 #include <relax/control/cg_report.hpp>
 #include <relax/control/stop.hpp>
@@ -285,9 +286,11 @@ struct SplitTransport {
 };
 template <class Comm>
 struct is_split_collective : std::false_type {};
-//! Whether the CPU-free variants run over Comm: `PeerStore` (one process), and `Nvshmem`
+//! Whether the CPU-free variants run over Comm: `PeerStore` (one process); `Nvshmem`
 //! (`multi/cg_nvshmem.cuh`: one PE per GPU, the vectors, boards and barrier in its symmetric
-//! heap, reached through `SplitTransport::peer`).
+//! heap) and `Nccl` with NCCL's device API (`multi/cg_nccl.cuh`: one GPU per process, the same in
+//! NCCL's symmetric windows), reached through `SplitTransport::shared`, `peer`, `barrier` and
+//! `gather_words`.
 template <class Comm>
 struct is_split_cpu_free : std::is_same<Comm, PeerStore> {};
 
@@ -320,7 +323,7 @@ class MultiCG {
   static_assert(persistent ? detail::is_split_cpu_free<Comm>::value : (std::is_same_v<Comm, HostCopy> || collective),
                 "relax::MultiCG<Part, Variant, Comm>: the host-controlled variants take relax::HostCopy, relax::Nccl "
                 "(include relax/multi/cg_nccl.cuh) or relax::Nvshmem (relax/multi/cg_nvshmem.cuh), the CPU-free ones "
-                "relax::PeerStore or relax::Nvshmem");
+                "relax::PeerStore, relax::Nvshmem or relax::Nccl (where NCCL's device API, nccl_device.h, is found)");
 
  public:
   using value_type = typename Part::value_type;
@@ -388,7 +391,7 @@ class MultiCG {
       for (auto& l : lanes_)
         if (l->device == op_.devices[p]) lane = l.get();
       parts_.push_back(std::make_unique<PartState>(op_, p, lane, [&](std::int64_t size) {
-        if constexpr (symmetric) return transport_->template buffer<T>(static_cast<std::size_t>(largest));
+        if constexpr (symmetric) return transport_->template shared<T>(static_cast<std::size_t>(largest));
         else return DeviceBuffer<T>(static_cast<std::size_t>(size));
       }));
       lane->parts.push_back(parts_.back().get());
@@ -1200,7 +1203,7 @@ class MultiCG {
     for (auto& lane : lanes_) {
       const detail::DeviceScope on(lane->device);
       const std::size_t board = std::size_t{cpu_free_pipelined ? 4u : 2u} * total;
-      if constexpr (symmetric) lane->board = transport_->template buffer<double>(board);
+      if constexpr (symmetric) lane->board = transport_->template shared<double>(board);
       else lane->board = DeviceBuffer<double>(board);
       lane->state = DeviceBuffer<detail::CgDeviceState>(1);
       if (cpu_free_pipelined) lane->pipelined_state = DeviceBuffer<detail::SplitPipelinedState>(1);
@@ -1220,7 +1223,7 @@ class MultiCG {
     {
       const detail::DeviceScope on(lanes_.front()->device);
       if constexpr (symmetric) {  // PE 0's is the one; every PE reaches it (and every PE's board)
-        barrier_ = transport_->template buffer<detail::GridBarrierState>(1);
+        barrier_ = transport_->template shared<detail::GridBarrierState>(1);
         check_together("to reach the other PEs' memory", [&] {
           barrier_at_ = transport_->peer(barrier_.data(), 0);
           for (int q = 0; q < ranks(); ++q) (void)transport_->peer(lanes_.front()->board.data(), q);
@@ -1310,15 +1313,25 @@ class MultiCG {
     return t;
   }
 
+  // Vector `which` of a held part as the CPU-free kernels reach it: over a Comm of one process
+  // per GPU through the address the other processes' stores come through too (`peer` of its
+  // own rank: NVSHMEM's is the local address, NCCL's the window's LSA pointer), so a kernel
+  // touches each vector through one address only.
+  T* kernel_view(PartState& part, Vec which) {
+    T* local = part.v[static_cast<std::size_t>(which)].data();
+    if constexpr (symmetric) return transport_->peer(local, transport_->rank());
+    else return local;
+  }
+
   Table standard_table(Lane& lane) {
-    Table t = table_of<Table>(lane, lane.links, [](PartState& part, detail::SplitCgPart<T, Rows>& e) {
+    Table t = table_of<Table>(lane, lane.links, [&](PartState& part, detail::SplitCgPart<T, Rows>& e) {
       e.local_size = part.local_size;
-      e.x = part.v[vx].data();
-      e.r[0] = part.v[vr].data();  // the r the start leaves
-      e.r[1] = part.v[vw].data();
-      e.p[0] = part.v[vp].data();
-      e.p[1] = part.v[vs].data();
-      e.q = part.owned_of(vq);
+      e.x = kernel_view(part, vx);
+      e.r[0] = kernel_view(part, vr);  // the r the start leaves
+      e.r[1] = kernel_view(part, vw);
+      e.p[0] = kernel_view(part, vp);
+      e.p[1] = kernel_view(part, vs);
+      e.q = kernel_view(part, vq) + part.owned_offset;
     });
     t.state = lane.state.data();
     return t;
@@ -1326,15 +1339,15 @@ class MultiCG {
 
   PipelinedTable pipelined_table(Lane& lane) {
     PipelinedTable t =
-        table_of<PipelinedTable>(lane, lane.pipelined_links, [](PartState& part, detail::SplitPipelinedPart<T, Rows>& e) {
-          e.x = part.v[vx].data();
-          e.r = part.v[vr].data();
-          e.p = part.v[vp].data();
-          e.s = part.v[vs].data();
-          e.z[0] = part.v[vz].data();
-          e.z[1] = part.v[vz2].data();
-          e.w[0] = part.v[vw].data();
-          e.w[1] = part.v[vw2].data();
+        table_of<PipelinedTable>(lane, lane.pipelined_links, [&](PartState& part, detail::SplitPipelinedPart<T, Rows>& e) {
+          e.x = kernel_view(part, vx);
+          e.r = kernel_view(part, vr);
+          e.p = kernel_view(part, vp);
+          e.s = kernel_view(part, vs);
+          e.z[0] = kernel_view(part, vz);
+          e.z[1] = kernel_view(part, vz2);
+          e.w[0] = kernel_view(part, vw);
+          e.w[1] = kernel_view(part, vw2);
         });
     t.state = lane.pipelined_state.data();
     return t;

@@ -112,6 +112,12 @@ class SplitTransport<Nvshmem> {
   DeviceBuffer<T> buffer(std::size_t count) {
     return symmetric_buffer<T>(count);
   }
+  //! Collective: symmetric memory the other PEs' kernels reach (`peer`): the CPU-free variants'
+  //! vectors, boards and barrier.
+  template <class T>
+  DeviceBuffer<T> shared(std::size_t count) {
+    return symmetric_buffer<T>(count);
+  }
   //! Collective: the two inbox halves and the outbox, the same size on every PE.
   void prepare_halos(std::size_t inbox_bytes, std::size_t outbox_bytes) {
     half_ = inbox_bytes;

@@ -102,6 +102,23 @@ struct NcclRank {
   int ranks = 0, rank = 0, device = -1;
 };
 
+//! The communicator the windows of a solve are registered with: the program's (not owned) or one
+//! made by the solver (one rank on one GPU), destroyed after the last window registered with it.
+class NcclCommHandle {
+ public:
+  NcclCommHandle(ncclComm_t comm, bool owned) : comm_(comm), owned_(owned) {}
+  NcclCommHandle(const NcclCommHandle&) = delete;
+  NcclCommHandle& operator=(const NcclCommHandle&) = delete;
+  ~NcclCommHandle() {
+    if (owned_) (void)ncclCommDestroy(comm_);
+  }
+  ncclComm_t get() const { return comm_; }
+
+ private:
+  ncclComm_t comm_;
+  bool owned_;
+};
+
 //! `comm`'s ranks, rank and device, checked against `devices`: this process's one device, the
 //! communicator's (one rank, one GPU per process; `what` names what the process holds).
 //! \throws relax::invalid_argument for any other device list.

@@ -53,23 +53,6 @@ namespace relax {
 
 namespace detail {
 
-//! The communicator the windows of a solve are registered with: the program's (not owned) or one
-//! made by the solver (one rank on one GPU), destroyed after the last window registered with it.
-class NcclCommHandle {
- public:
-  NcclCommHandle(ncclComm_t comm, bool owned) : comm_(comm), owned_(owned) {}
-  NcclCommHandle(const NcclCommHandle&) = delete;
-  NcclCommHandle& operator=(const NcclCommHandle&) = delete;
-  ~NcclCommHandle() {
-    if (owned_) (void)ncclCommDestroy(comm_);
-  }
-  ncclComm_t get() const { return comm_; }
-
- private:
-  ncclComm_t comm_;
-  bool owned_;
-};
-
 //! A registered window: its communicator, handle and bytes.
 struct NcclWindow {
   std::shared_ptr<NcclCommHandle> comm;
@@ -156,7 +139,7 @@ struct NcclLsaRefs {
   int count;
 };
 
-__global__ void nccl_resolve_kernel(NcclLsaRefs refs) {
+__global__ inline void nccl_resolve_kernel(NcclLsaRefs refs) {
   for (int i = static_cast<int>(threadIdx.x); i < refs.count; i += static_cast<int>(blockDim.x))
     *refs.ref[i].field = ncclGetLsaPointer(refs.ref[i].window, refs.ref[i].offset, refs.ref[i].peer);
 }
@@ -165,7 +148,7 @@ __global__ void nccl_resolve_kernel(NcclLsaRefs refs) {
 //! (release: this rank's words are zeroed) and waits for every other rank's arrival (acquire) on
 //! the session's inbox words, as `ncclLsaBarrierSession::wait` does, within `timeout_ns`
 //! (`*failed` raised when it ran out).
-__global__ void nccl_start_kernel(ncclDevComm comm, std::uint64_t timeout_ns, int* failed) {
+__global__ inline void nccl_start_kernel(ncclDevComm comm, std::uint64_t timeout_ns, int* failed) {
   ncclLsaBarrierSession<ncclCoopCta> barrier(ncclCoopCta(), comm, ncclTeamTagLsa(), 0);
   barrier.arrive(ncclCoopCta(), cuda::memory_order_release);
   const std::uint32_t want = barrier.epoch + 1;
