@@ -86,8 +86,7 @@ TEST_CASE("CG with NCCL on one rank is CG with HostCopy, bit for bit", "[multi_c
 TEST_CASE("CG with the program's NCCL communicator of one rank is CG with HostCopy, bit for bit",
           "[multi_cg][nccl]") {
   const relax::testing::OneNcclRank rank;
-  relax::Nccl comm;
-  comm.comm = rank.comm;
+  const relax::Nccl comm = rank.policy();
   relax::CgOptions options;
   options.rel_tol = 1e-8;
   options.replace_interval = 7;
@@ -104,8 +103,7 @@ TEST_CASE("CG with the program's NCCL communicator of one rank is CG with HostCo
 
 TEST_CASE("CG with NCCL refuses a split for other ranks with a clear error", "[multi_cg][nccl][validation]") {
   const relax::testing::OneNcclRank rank;
-  relax::Nccl comm;
-  comm.comm = rank.comm;
+  const relax::Nccl comm = rank.policy();
   const relax::Csr<double> a = relax::testing::scaled_poisson(4, 1.0);
   using Cg = relax::MultiCG<relax::CsrPartOperator<double>, relax::Unfused, relax::Nccl>;
   // Rank 0 of 2 holds part 0 of 3; the communicator has one rank, whose parts are all three.
@@ -120,8 +118,7 @@ TEST_CASE("CG with NCCL refuses a split for other ranks with a clear error", "[m
 TEST_CASE("CG with the program's NCCL communicator on parts read from the file alone is the whole matrix's, bit for bit",
           "[multi_cg][nccl]") {
   const relax::testing::OneNcclRank rank;
-  relax::Nccl comm;
-  comm.comm = rank.comm;
+  const relax::Nccl comm = rank.policy();
   relax::CgOptions options;
   options.rel_tol = 1e-8;
   const std::string path = std::string(RELAX_TEST_DATA_DIR) + "/suitesparse/bcsstk14.mtx";
@@ -177,8 +174,7 @@ void check_cpu_free_nccl(const Split& split, const std::vector<T>& b, const rela
 
 TEST_CASE("CPU-free CG over NCCL's device API on one rank is PeerStore's, bit for bit", "[multi_cg][nccl][cpu_free]") {
   const relax::testing::OneNcclRank rank;
-  relax::Nccl program;
-  program.comm = rank.comm;
+  const relax::Nccl program = rank.policy();
   relax::CgOptions options;
   options.rel_tol = 1e-8;
   options.replace_interval = 7;  // PersistentPipelined: several launches, checkpoints between them

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 #include <nccl.h>
+#include <relax/multi/nccl.cuh>
 
 namespace relax::testing {
 
@@ -18,6 +19,12 @@ struct OneNcclRank {
   }
   OneNcclRank(const OneNcclRank&) = delete;
   OneNcclRank& operator=(const OneNcclRank&) = delete;
+  //! The Comm policy of a program whose communicator this is.
+  relax::Nccl policy() const {
+    relax::Nccl c;
+    c.comm = comm;
+    return c;
+  }
   ~OneNcclRank() {
     if (comm != nullptr) (void)ncclCommDestroy(comm);
   }
