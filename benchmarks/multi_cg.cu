@@ -16,11 +16,19 @@
 //                         mesh-like offsets, diagonally dominant); the real matrices are too large
 //                         to fetch here, so these are stand-ins, not the matrices themselves.
 //
+// Where NCCL's device API is found, the CPU-free variants over it too (one rank, a communicator
+// made for the GPU): multi_cg_iter/<cpufree | cpufree_pipelined>/nccl/k:<k>/<operator>, read
+// against the PeerStore rows of the same k (the same kernels, the memory in NCCL's windows).
+//
 // Counters: ms_per_iter, iterations. The figures `mcg_virtual2_overhead_pct_*` (k = 2 against
-// k = 1, per iteration) come from these rows (benchmarks/report.py).
+// k = 1, per iteration) and `mcg_nccl_one_rank_over_peer_store_pct_*` come from these rows
+// (benchmarks/multi_cg_report.py).
 #include "multi_cg.hpp"
 
 #include <relax/multi/cg.cuh>
+#if RELAX_BENCH_NCCL_DEVICE
+#include <relax/multi/cg_nccl.cuh>
+#endif
 #include <relax/solver/cg.cuh>
 #include <relax/sparse/device_csr.cuh>
 #include <relax/stencil/operator.cuh>
@@ -37,7 +45,7 @@ using namespace relax::bench;
 
 // range(0): operator (0 poisson2d, 1 poisson3d, 2 + i: likes[i]); range(1): side; range(2):
 // parts (0: the single-domain CG); range(3): 1 fixed iterations, 0 to 1e-8.
-template <class Variant>
+template <class Variant, class Comm = relax::detail::split_default_comm<Variant>>
 void multi_cg(benchmark::State& state) {
   const int op = static_cast<int>(state.range(0));
   const std::int64_t side = state.range(1);
@@ -46,7 +54,7 @@ void multi_cg(benchmark::State& state) {
   const relax::CgOptions options = options_for(fixed);
   const std::vector<int> devices(static_cast<std::size_t>(std::max(parts, 1)), 0);
   auto split_solve = [&](auto split) {
-    relax::MultiCG<typename decltype(split)::part_type, Variant> cg(std::move(split), options);
+    relax::MultiCG<typename decltype(split)::part_type, Variant, Comm> cg(std::move(split), options);
     time_split_solves(state, cg, fixed);
   };
   auto single_solve = [&](auto op_value) {
@@ -108,6 +116,21 @@ const int registered = [] {
       register_row<relax::Persistent>("cpufree", op, fixed);
       register_row<relax::PersistentPipelined>("cpufree_pipelined", op, fixed);
     }
+#if RELAX_BENCH_NCCL_DEVICE
+  // Over NCCL's device API, one rank: per iteration on the 4096² Poisson slabs and the 10⁶-row stand-in.
+  auto nccl_rows = [&ops](const char* variant, auto run) {
+    for (const Op& op : {ops[0], ops[2]})
+      for (int parts : {1, 2})
+        benchmark::RegisterBenchmark(
+            (std::string("multi_cg_iter/") + variant + "/nccl/k:" + std::to_string(parts) + "/" + op.name).c_str(), run)
+            ->Args({op.op, op.side, parts, 1})
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(5);
+  };
+  nccl_rows("cpufree", multi_cg<relax::Persistent, relax::Nccl>);
+  nccl_rows("cpufree_pipelined", multi_cg<relax::PersistentPipelined, relax::Nccl>);
+#endif
   return 0;
 }();
 

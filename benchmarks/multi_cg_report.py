@@ -22,6 +22,10 @@ files is taken from the last file that has it. Figures:
                                                     Nvshmem on one PE against HostCopy / PeerStore
                                                     with the same k parts in one process, per
                                                     iteration, same run
+  mcg_nccl_one_rank_over_peer_store_pct_<variant>_k<k>_<operator>
+                                                    the CPU-free CG over NCCL's device API on one
+                                                    rank against PeerStore with the same k parts,
+                                                    per iteration, same run
 """
 import argparse
 import json
@@ -94,6 +98,11 @@ def figures(rows):
         if m and (alone := rows.get(f"multi_cg_iter/{m.group(1)}/one_process/k:{m.group(2)}/{m.group(3)}")):
             key = f"mcg_nvshmem_one_pe_over_one_process_pct_{m.group(1)}_k{m.group(2)}_{key_of(m.group(3))}"
             f[key] = round((row["ms_per_iter"] / alone["ms_per_iter"] - 1) * 100, 2)
+    for name, row in rows.items():
+        m = re.fullmatch(r"multi_cg_iter/(cpufree|cpufree_pipelined)/nccl/k:(\d)/(.+)", name)
+        if m and (peer := rows.get(f"multi_cg_iter/{m.group(1)}/k:{m.group(2)}/{m.group(3)}")):
+            key = f"mcg_nccl_one_rank_over_peer_store_pct_{m.group(1)}_k{m.group(2)}_{key_of(m.group(3))}"
+            f[key] = round((row["ms_per_iter"] / peer["ms_per_iter"] - 1) * 100, 2)
     return f
 
 
