@@ -308,7 +308,6 @@ const int registered = [] {
   register_sweep<relax::TemporalBlock<2, relax::ColumnStream>, S3>("tiled3d_sweep", "TemporalBlock2_stream", {256, 512});
   register_sweep<relax::TemporalBlock<3, relax::ColumnStream>, S3>("tiled3d_sweep", "TemporalBlock3_stream", {512});
   register_sweep<relax::TemporalBlock<4, relax::ColumnStream>, S3>("tiled3d_sweep", "TemporalBlock4_stream", {256, 512});
-  register_sweep<relax::TemporalBlock<5, relax::ColumnStream>, S3>("tiled3d_sweep", "TemporalBlock5_stream", {512});
   register_solve<relax::Sync, S3>("Sync", 256, 10);
   register_solve<relax::TemporalBlock<2, relax::Tile<32, 8, 4>>, S3>("TemporalBlock2_32x8x4", 256, 10);
   register_solve<relax::TemporalBlock<4, relax::ColumnStream>, S3>("TemporalBlock4_stream", 256, 10);

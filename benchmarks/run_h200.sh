@@ -3,12 +3,14 @@
 # compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the device tests tagged
 # [sanitize], and the benchmarks; leave logs and JSON under $OUT.
 #
-#   benchmarks/run_h200.sh [build] [test] [large] [sanitize] [bench] [cg] [multi] [experiment] [profile]
+#   benchmarks/run_h200.sh [build] [test] [device] [large] [sanitize] [bench] [cg] [multi] [experiment] [profile]
 #                                         (default: build test large sanitize bench)
 #
 # Stages run in the order given. Each step runs within what is left of RUN_BUDGET seconds
 # (default 570, under the device tool's 600 s), so a long step cannot lose the logs.
 #
+# BUILD_TARGETS limits the build to those targets (default: all). The device stage runs
+# relax_device_tests on the Catch2 test spec DEVICE_TESTS (default "[3d]") instead of the whole ctest.
 # BENCH_FILTER, CG_FILTER and MULTI_FILTER (Google Benchmark regexes) limit the benchmarks run. The experiment stage runs the
 # lines of benchmarks/experiment_plan.txt (or EXPERIMENT_PLAN), one relax_experiment invocation
 # each, for at most EXPERIMENT_BUDGET seconds in all (default 300), resuming from
@@ -40,7 +42,8 @@ stage_build() {
   step configure and build
   cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DRELAX_CUDA_ARCHITECTURES=90 \
     > "$LOGS/configure.log" 2>&1 &&
-  cmake --build $BUILD -j "$(nproc)" > "$LOGS/build.log" 2>&1 ||
+  # shellcheck disable=SC2086
+  cmake --build $BUILD -j "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} > "$LOGS/build.log" 2>&1 ||
     { tail -40 "$LOGS/configure.log" "$LOGS/build.log"; exit 1; }
 }
 stage_test() {
@@ -49,6 +52,11 @@ stage_test() {
   tail -15 "$LOGS/ctest.log"
   step "demo: relax-diffusion --n 4096 --r 10"
   timed $BUILD/examples/relax-diffusion --n 4096 --r 10 --json "$OUT/demo.json" || status=1
+}
+stage_device() {
+  step "device tests ${DEVICE_TESTS:-[3d]}"
+  timed $BUILD/tests/relax_device_tests "${DEVICE_TESTS:-[3d]}" > "$LOGS/device.log" 2>&1 || status=1
+  tail -3 "$LOGS/device.log"
 }
 stage_large() {
   step "large grid (> 2^31 points)"
@@ -131,7 +139,7 @@ nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --f
   > "$LOGS/nvidia-smi.txt" 2>&1
 for stage in $stages; do
   case $stage in
-    build | test | large | sanitize | bench | cg | multi | experiment | profile) "stage_$stage" ;;
+    build | test | device | large | sanitize | bench | cg | multi | experiment | profile) "stage_$stage" ;;
     *) echo "run_h200.sh: unknown stage '$stage'"; exit 2 ;;
   esac
 done

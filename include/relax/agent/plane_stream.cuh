@@ -3,21 +3,34 @@
 //! The block-level worker of `TemporalBlock<D, ColumnStream>` in 3D: exact temporal blocking that
 //! streams an (x, y) tile down a segment of planes, a queue of D time levels per lane.
 //!
-//! A block of `plane_stream_rows` warps owns a tile of 32·W columns (W = 16 bytes of points per
-//! lane) by `plane_stream_rows` rows, loaded with a ghost zone of D columns and D rows on each
-//! side, and a segment of planes; warp w owns row w of the tile. The block walks down z one plane
-//! at a time: at step k it loads plane k of u and b, then for levels t = 1..D computes level t of
-//! plane k − t from level t − 1 of planes k − t − 1, k − t, k − t + 1, and stores level D of
-//! plane k − D. Each lane keeps, per level, the centre plane in registers and writes it to shared
-//! memory once per step, double-buffered by the step's parity (one barrier per step): north and
-//! south come from the neighbouring warps' rows of the current copy, up (plane k − t − 1) from
-//! the lane's own row of the previous step's copy, down is the level below just computed, and
-//! east and west come by warp shuffles. b waits in a shared ring of D + 1 planes. Two register
-//! sets alternate between steps, so no value is copied from one step to the next. Values near the tile's loaded edges are wrong at the levels whose
-//! neighbours were never loaded; no stored point depends on them, as in the 2D column stream
-//! (`column_stream.cuh`). Every interior update is the stencil's `update` on the neighbours
-//! `Sync` reads, so D steps equal D synchronous sweeps bit for bit.
+//! A block of `plane_stream_warps` warps owns a tile of 32·W columns (W = 16 bytes of points per
+//! lane) by `plane_stream_rows` rows, loaded with a ghost zone of D columns (rounded up to whole
+//! vectors) and D rows on each side, and a segment of planes. Warp w owns the
+//! `plane_rows_per_warp` consecutive rows from w·`plane_rows_per_warp`; a lane owns one vector of
+//! each of them. The block walks down z one plane at a time: at step k plane k enters, and for
+//! levels t = 1..D the lane computes level t of plane k − t from level t − 1 of planes k − t − 1
+//! (up), k − t (centre) and k − t + 1 (down); level D of plane k − D is stored.
+//!
+//! What lives where, chosen so the shared-memory pipe, which bounded the first form of this
+//! kernel (one row per warp, every level's centre and every b read from shared memory: about 20
+//! bytes of shared traffic per point and level), moves about half of that:
+//! - registers: per level below D, the lane's vectors of two planes (up and centre), the planes
+//!   alternating between two register sets so no value is copied from step to step;
+//! - neighbours within the warp's rows (north, south), and east and west (warp shuffles), come
+//!   from registers;
+//! - shared memory: each warp's top and bottom rows of every level, for the warps above and below
+//!   (double-buffered by the step's parity: one barrier per step); b of the last D + 2 planes,
+//!   and plane k + 1 of u, staged by asynchronous copies that the lane reads back itself (no
+//!   register holds a load in flight, and no barrier guards them).
+//! Every point of the tile is computed with the stencil's `update` (at a global index clamped into
+//! the box, so a stencil reading a coefficient field stays inside it); points outside the interior
+//! then take back their value (the boundary ring and what lies beyond it), which only the lanes
+//! holding such points do. Values near the tile's loaded edges are wrong at the levels whose
+//! neighbours were never loaded; no stored point depends on them. Every interior update is the
+//! stencil's `update` on the neighbours `Sync` reads, so D steps equal D synchronous sweeps bit
+//! for bit.
 
+#include <relax/agent/async_copy.cuh>
 #include <relax/agent/column_stream.cuh>
 #include <relax/domain/shape.hpp>
 #include <relax/stencil/traits.hpp>
@@ -25,11 +38,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace relax::detail {
 
-//! Rows of a streamed 3D tile (loaded, ghost zone included): one warp each.
-inline constexpr int plane_stream_rows = tuning::plane_stream_warps;
+//! Warps of a 3D stream block, rows each warp owns, and rows of the tile (ghost zone included).
+inline constexpr int plane_stream_warps = tuning::plane_stream_warps;
+inline constexpr int plane_rows_per_warp = tuning::plane_stream_rows_per_warp;
+inline constexpr int plane_stream_rows = plane_stream_warps * plane_rows_per_warp;
 
 //! Rows of a 3D tile of depth D that are stored.
 template <int D>
@@ -44,138 +60,206 @@ inline constexpr int plane_ghost_columns = (D + Lane<T>::width - 1) / Lane<T>::w
 template <int D, class T>
 inline constexpr int plane_columns_kept = 32 * Lane<T>::width - 2 * plane_ghost_columns<D, T>;
 
-//! Shared memory of a block of depth d: two copies (step parity) of d centre planes, and a ring
-//! of the right-hand sides of the last d + 1 planes.
+//! Shared memory of a block of depth d: the edge rows ([2 parities][d levels][warps + 2][top,
+//! bottom]: a warp's rows at index warp + 1, so the first and last warps read a neighbour that is
+//! not there without a branch), the b ring (d + 2 planes of the tile) and the staged plane of u,
+//! in lanes' vectors.
 template <class T>
 constexpr std::size_t plane_stream_shared_bytes(int d) {
-  return (3 * static_cast<std::size_t>(d) + 1) * plane_stream_rows * 32 * sizeof(Lane<T>);
+  const std::size_t edges = 4 * static_cast<std::size_t>(d) * (plane_stream_warps + 2);
+  const std::size_t planes = (static_cast<std::size_t>(d) + 3) * plane_stream_rows;
+  return (edges + planes) * 32 * sizeof(Lane<T>);
+}
+
+//! Calls `f(std::integral_constant<int, t>{})` for t = First .. Last.
+template <int First, int Last, class F>
+__device__ __forceinline__ void for_each_level(F&& f) {
+  if constexpr (First <= Last) {
+    f(std::integral_constant<int, First>{});
+    for_each_level<First + 1, Last>(f);
+  }
 }
 
 //! Streams the tile whose first loaded column is `x0` (a multiple of the vector width, plus one)
 //! and whose loaded rows start at `y0` down planes [z0, z1) of the 3D box `g`, storing level D of
-//! the tile's kept part in `out`. Called by every thread of the block (lane = threadIdx.x, row =
-//! threadIdx.y); `shared` is the block's `plane_stream_shared_bytes<T>(D)` of shared memory.
+//! the tile's kept part in `out`. Called by every thread of the block (lane = threadIdx.x, warp =
+//! threadIdx.y); `shared` is the block's `plane_stream_shared_bytes<T>(D)` of shared memory. u is
+//! read through L2 only, so a caller may write it between calls (the device loop does).
 template <int D, class S, class T>
-__device__ __forceinline__ void stream_planes(const S& s, const T* __restrict__ u, T* __restrict__ out,
+__device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restrict__ out,
                                               const T* __restrict__ b, const Shape& g, std::int64_t x0,
                                               std::int64_t y0, std::int64_t z0, std::int64_t z1, int lane,
-                                              int row, Lane<T>* shared) {
+                                              int warp, Lane<T>* shared) {
   constexpr int W = Lane<T>::width;
-  constexpr int strip = 32 * W;
-  constexpr int G = plane_ghost_columns<D, T>;
+  constexpr int RW = plane_rows_per_warp;
+  constexpr int NW = plane_stream_warps;
   constexpr int R = plane_stream_rows;
+  constexpr int G = plane_ghost_columns<D, T>;
+  constexpr int slots = D + 2;
+  constexpr unsigned whole = (1u << W) - 1, all_rows = (1u << RW) - 1;
   static_assert(plane_rows_kept<D> >= 1, "relax: the 3D stream's ghost rows leave no row to store");
-  const std::int64_t i = y0 + row;       // this warp's row
-  const std::int64_t x = x0 + lane * W;  // this lane's first column
-  const bool row_in_grid = i >= 0 && i <= g.ny + 1;
-  const bool row_interior = i >= 1 && i <= g.ny;
-  const bool row_stored = row_interior && row >= D && row < R - D;
-  unsigned in_grid = 0, interior = 0, stored = 0;
+
+  // Which of the lane's columns and of the warp's rows lie in the grid, in its interior, and are
+  // stored by this tile.
+  const std::int64_t x = x0 + lane * W;
+  const std::int64_t i0 = y0 + warp * RW;  // the warp's first row
+  unsigned col_grid = 0, col_interior = 0, col_stored = 0, row_grid = 0, row_interior = 0, row_stored = 0;
 #pragma unroll
   for (int q = 0; q < W; ++q) {
     const std::int64_t c = x + q;
     const int local = lane * W + q;
-    if (row_in_grid && c >= 0 && c <= g.nx + 1) in_grid |= 1u << q;
-    if (row_interior && c >= 1 && c <= g.nx) interior |= 1u << q;
-    if (row_stored && c >= 1 && c <= g.nx && local >= G && local < strip - G) stored |= 1u << q;
+    if (c >= 0 && c <= g.nx + 1) col_grid |= 1u << q;
+    if (c >= 1 && c <= g.nx) col_interior |= 1u << q;
+    if (c >= 1 && c <= g.nx && local >= G && local < 32 * W - G) col_stored |= 1u << q;
   }
-  constexpr unsigned whole = (1u << W) - 1;
-  const std::int64_t column = i * g.pitch + x;  // offset of the lane's first point in plane 0
-  // Level 0 of plane k and its b (zero outside the grid, b zero outside the interior). The
-  // lane's vector is aligned and lies in its row's allocation (rows are padded to whole lines and
-  // lead with a padding of at least 16 bytes; the grid is zeroed at allocation).
-  auto load = [&](std::int64_t k, Lane<T>& uk, Lane<T>& bk) {
-    const bool plane_in_grid = k >= 0 && k <= g.nz + 1;
-    const bool plane_interior = k >= 1 && k <= g.nz;
-    uk = bk = Lane<T>{};
-    if (plane_in_grid && in_grid != 0) uk = *reinterpret_cast<const Lane<T>*>(u + k * g.plane + column);
-    if (plane_interior && interior != 0) bk = *reinterpret_cast<const Lane<T>*>(b + k * g.plane + column);
 #pragma unroll
-    for (int q = 0; q < W; ++q) {
-      if (!(in_grid >> q & 1u)) uk.v[q] = T(0);
-      if (!(interior >> q & 1u)) bk.v[q] = T(0);
-    }
-  };
-  // Shared memory: centre copies [parity][level][row][lane], then the b ring [slot][row][lane].
-  auto centre_at = [&](int parity, int level, int r) -> Lane<T>& {
-    return shared[((parity * D + level) * R + r) * 32 + lane];
-  };
-  Lane<T>* ring = shared + 2 * D * R * 32;
-  auto ring_at = [&](int slot) -> Lane<T>& { return ring[(slot * R + row) * 32 + lane]; };
-  // The centre copies start at zero. The b ring does not: its slots are read before they are
-  // written only in the first D steps, for planes the warm-up never stores (zeroing it too is
-  // cheap and would keep uninitialised shared memory out of every register; not yet measured).
-  for (int t = 0; t < 2 * D; ++t) shared[(t * R + row) * 32 + lane] = Lane<T>{};
+  for (int r = 0; r < RW; ++r) {
+    const std::int64_t i = i0 + r;
+    const int local = warp * RW + r;
+    if (i >= 0 && i <= g.ny + 1) row_grid |= 1u << r;
+    if (i >= 1 && i <= g.ny) row_interior |= 1u << r;
+    if (i >= 1 && i <= g.ny && local >= D && local < R - D) row_stored |= 1u << r;
+  }
+  // The lanes holding points outside the interior (the ring and beyond): those points keep their
+  // value, which the lanes restore after each level.
+  const bool keeps = row_interior != all_rows || col_interior != whole;
+  const std::int64_t base = i0 * g.pitch + x;  // the lane's first point of row i0 in plane 0
+  const int nz = static_cast<int>(g.nz);       // the launch checks that planes fit an int
+  const int kz0 = static_cast<int>(z0), kz1 = static_cast<int>(z1);
+  // Rows of plane k the lane copies: u where row and column are in the grid, b where interior.
+  const unsigned u_rows = col_grid != 0 ? row_grid : 0u, b_rows = col_interior != 0 ? row_interior : 0u;
 
-  // One step: plane k enters, level t of plane k − t is computed for t = 1..D from `mid` (the
-  // level t − 1 centre planes k − t) into `fresh` (the centre planes of the next step), and level
-  // D of plane k − D is stored. Steps alternate the two register sets and the two shared copies.
-  const int north = row > 0 ? row - 1 : row;  // the warp's own row at the tile's edge (never stored)
-  const int south = row + 1 < R ? row + 1 : row;
-  Lane<T> ahead_u, ahead_b;  // plane k + 1, loaded a step early to hide the load behind the barrier
-  const std::int64_t first = z0 - D - 1, end = z1 + D;
-  load(first, ahead_u, ahead_b);
-  int slot = 0;  // the ring slot of plane k's b
-  auto step = [&](std::int64_t k, int parity, const Lane<T> (&mid)[D], Lane<T> (&fresh)[D]) {
-    fresh[0] = ahead_u;
-    ring_at(slot) = ahead_b;
-    if (k + 1 < end) load(k + 1, ahead_u, ahead_b);
-    // Level t of a row is needed only within D − t rows of the stored rows: rows [t, R − t);
-    // level t − 1's centre row is read there and by the rows next to them.
-#pragma unroll
-    for (int t = 0; t < D; ++t)
-      if (row >= t && row < R - t) centre_at(parity, t, row) = mid[t];
-    __syncthreads();
-#pragma unroll
-    for (int t = 1; t <= D; ++t) {
-      // Level t of plane p = k − t from level t − 1 of planes p − 1 (up), p (mid), p + 1 (down).
-      const std::int64_t p = k - t;
-      const Lane<T>& c = mid[t - 1];
-      const Lane<T>& down = fresh[t - 1];
-      const T west = __shfl_up_sync(0xffffffffu, c.v[W - 1], 1);
-      const T east = __shfl_down_sync(0xffffffffu, c.v[0], 1);
-      Lane<T> level = c;
-      if (row >= t && row < R - t && p >= 1 && p <= g.nz) {  // uniform across the warp
-        const Lane<T> n = centre_at(parity, t - 1, north);
-        const Lane<T> so = centre_at(parity, t - 1, south);
-        const Lane<T> up = centre_at(parity ^ 1, t - 1, row);
-        const Lane<T> rhs = ring_at(slot >= t ? slot - t : slot - t + D + 1);
-        auto update = [&](int q) {
-          const Neighbours<T, 3> nb{c.v[q],  n.v[q], so.v[q], q + 1 < W ? c.v[q + 1] : east,
-                                    q > 0 ? c.v[q - 1] : west, up.v[q], down.v[q]};
-          return s.update(nb, g.point<3>(p, i, x + q), rhs.v[q]);
-        };
-        if (interior == whole) {  // one straight block, so the W updates interleave
-#pragma unroll
-          for (int q = 0; q < W; ++q) level.v[q] = update(q);
-        } else {  // a vector at the edge of the box: only its interior points
-#pragma unroll
-          for (int q = 0; q < W; ++q)
-            if (interior >> q & 1u) level.v[q] = update(q);
-        }
-      }
-      if (t < D) {
-        fresh[t] = level;
-      } else if (p >= z0 && p < z1 && stored != 0) {  // level D of plane k − D
-        T* at = out + p * g.plane + column;
-        if (stored == whole) {
-          *reinterpret_cast<Lane<T>*>(at) = level;
-        } else {
-#pragma unroll
-          for (int q = 0; q < W; ++q)
-            if (stored >> q & 1u) at[q] = level.v[q];
-        }
-      }
-    }
-    slot = slot == D ? 0 : slot + 1;
+  Lane<T>* const edges = shared;
+  Lane<T>* const ring = shared + 4 * D * (NW + 2) * 32 + warp * RW * 32 + lane;  // slot s, row r: + (s R + r) 32
+  Lane<T>* const staged = shared + 4 * D * (NW + 2) * 32 + slots * R * 32 + warp * RW * 32 + lane;  // row r: + 32 r
+  // Edge row `side` (0: top, 1: bottom) of level `level` of warp `w` (−1 .. NW: the padding).
+  auto edge = [&](int parity, int level, int w, int side) -> Lane<T>& {
+    return edges[(((parity * D + level) * (NW + 2) + w + 1) * 2 + side) * 32 + lane];
   };
-  Lane<T> even[D], odd[D];
+  // Plane k of u into the staging rows (zeros outside the grid), then its b into ring slot
+  // `slot` (zeros outside the interior): two groups of copies, so a step can wait for u alone.
+  const T* const u_lane = u + base;
+  const T* const b_lane = b + base;
+  auto fetch = [&](int k, int slot) {
+    const std::int64_t at = k * g.plane;
+    const unsigned u_read = k >= 0 && k <= nz + 1 ? u_rows : 0u, b_read = k >= 1 && k <= nz ? b_rows : 0u;
 #pragma unroll
-  for (int t = 0; t < D; ++t) even[t] = Lane<T>{};
-  for (std::int64_t k = first; k < end; k += 2) {
-    step(k, 0, even, odd);
-    if (k + 1 < end) step(k + 1, 1, odd, even);
+    for (int r = 0; r < RW; ++r) {
+      const bool read = u_read >> r & 1u;
+      copy_async_16(staged + 32 * r, read ? u_lane + at + r * g.pitch : u + 1, read);
+    }
+    commit_copies();
+#pragma unroll
+    for (int r = 0; r < RW; ++r) {
+      const bool read = b_read >> r & 1u;
+      copy_async_16(ring + (slot * R + r) * 32, read ? b_lane + at + r * g.pitch : b + 1, read);
+    }
+    commit_copies();
+  };
+  // The global index of the lane's point (p, r, q), clamped into the box: the update of a point
+  // outside the interior is computed and then dropped, and must not read outside a coefficient
+  // field (unused by stencils that read no field, so it costs them nothing).
+  auto point = [&](int p, int r, int q) {
+    const std::int64_t k = p < 1 ? 1 : p > nz ? nz : p;
+    const std::int64_t i = i0 + r < 1 ? 1 : i0 + r > g.ny ? g.ny : i0 + r;
+    const std::int64_t j = x + q < 1 ? 1 : x + q > g.nx ? g.nx : x + q;
+    return g.point<3>(k, i, j);
+  };
+
+  const int first = kz0 - D, end = kz1 + D;  // steps [first, end)
+  // The first step reads the edge rows of the parity before it: zeros.
+  for (int t = 0; t < D; ++t)
+    for (int side = 0; side < 2; ++side) edge((first - 1) & 1, t, warp, side) = Lane<T>{};
+  __syncthreads();  // also: the caller's previous tile is done with the shared memory
+  int slot = ((first % slots) + slots) % slots;  // the ring slot of plane k's b
+  fetch(first, slot);
+
+  // One step: `up` and `mid` hold level t − 1 of planes k − t − 1 and k − t for t = 1..D; after
+  // the step `up` holds planes k − t + 1 (the two sets swap roles at every step). Every warp
+  // computes every level, also a warp whose rows no stored point needs at that level (the first
+  // and last warps at the deepest levels): a branch around it would cost every warp register
+  // copies at the join.
+  auto step = [&](int k, Lane<T> (&up)[D][RW], Lane<T> (&mid)[D][RW]) {
+    const int parity = k & 1;
+    const int next_slot = slot + 1 == slots ? 0 : slot + 1;
+    wait_copies<1>();  // plane k of u is staged (its b, first read at step k + 1, may still be on its way)
+    Lane<T> fresh[RW];  // level t − 1 of plane k − t + 1
+#pragma unroll
+    for (int r = 0; r < RW; ++r) fresh[r] = staged[32 * r];
+    if (k + 1 < end) fetch(k + 1, next_slot);
+    edge(parity, 0, warp, 0) = fresh[0];
+    edge(parity, 0, warp, 1) = fresh[RW - 1];
+    for_each_level<1, D>([&](auto level) {
+      constexpr int t = decltype(level)::value;
+      const int p = k - t;
+      const Lane<T>(&c)[RW] = mid[t - 1];
+      const Lane<T> north = edge(parity ^ 1, t - 1, warp - 1, 1);
+      const Lane<T> south = edge(parity ^ 1, t - 1, warp + 1, 0);
+      const int b_slot = slot - t < 0 ? slot - t + slots : slot - t;
+      Lane<T> next[RW];
+#pragma unroll
+      for (int r = 0; r < RW; ++r) {
+        const Lane<T> rhs = ring[(b_slot * R + r) * 32];
+        const T west = __shfl_up_sync(0xffffffffu, c[r].v[W - 1], 1);
+        const T east = __shfl_down_sync(0xffffffffu, c[r].v[0], 1);
+        const Lane<T>& n = r > 0 ? c[r > 0 ? r - 1 : 0] : north;
+        const Lane<T>& so = r + 1 < RW ? c[r + 1 < RW ? r + 1 : r] : south;
+#pragma unroll
+        for (int q = 0; q < W; ++q) {
+          const Neighbours<T, 3> nb{c[r].v[q],
+                                    n.v[q],
+                                    so.v[q],
+                                    q + 1 < W ? c[r].v[q + 1 < W ? q + 1 : q] : east,
+                                    q > 0 ? c[r].v[q > 0 ? q - 1 : 0] : west,
+                                    up[t - 1][r].v[q],
+                                    fresh[r].v[q]};
+          next[r].v[q] = s.update(nb, point(p, r, q), rhs.v[q]);
+        }
+      }
+      const bool plane_interior = p >= 1 && p <= nz;  // the same for the whole block
+      if (keeps || !plane_interior) {  // points outside the interior keep their value
+#pragma unroll
+        for (int r = 0; r < RW; ++r)
+#pragma unroll
+          for (int q = 0; q < W; ++q)
+            if (!plane_interior || !((row_interior >> r) & (col_interior >> q) & 1u)) next[r].v[q] = c[r].v[q];
+      }
+#pragma unroll
+      for (int r = 0; r < RW; ++r) up[t - 1][r] = fresh[r];
+      if constexpr (t < D) {
+        edge(parity, t, warp, 0) = next[0];
+        edge(parity, t, warp, 1) = next[RW - 1];
+#pragma unroll
+        for (int r = 0; r < RW; ++r) fresh[r] = next[r];
+      } else if (p >= kz0 && p < kz1 && row_stored != 0 && col_stored != 0) {  // level D of plane k − D
+        T* const at = out + p * g.plane + base;
+#pragma unroll
+        for (int r = 0; r < RW; ++r) {
+          if (!(row_stored >> r & 1u)) continue;
+          T* const row = at + r * g.pitch;
+          if (col_stored == whole) {
+            *reinterpret_cast<Lane<T>*>(row) = next[r];
+          } else {
+#pragma unroll
+            for (int q = 0; q < W; ++q)
+              if (col_stored >> q & 1u) row[q] = next[r].v[q];
+          }
+        }
+      }
+    });
+    slot = next_slot;
+    __syncthreads();  // this step's edge rows are in place; the last step's have been read
+  };
+  Lane<T> even[D][RW], odd[D][RW];
+#pragma unroll
+  for (int t = 0; t < D; ++t)
+#pragma unroll
+    for (int r = 0; r < RW; ++r) even[t][r] = odd[t][r] = Lane<T>{};
+  for (int k = first; k < end; k += 2) {
+    step(k, even, odd);
+    if (k + 1 < end) step(k + 1, odd, even);
   }
+  wait_copies<0>();  // nothing may land in the caller's shared memory after the return
 }
 
 }  // namespace relax::detail

@@ -60,7 +60,7 @@ void launch_column_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out
 }
 
 template <int D, class S, class T>
-__global__ void __launch_bounds__(32 * plane_stream_rows, 1)
+__global__ void __launch_bounds__(32 * plane_stream_warps, 1)
     plane_stream_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
                         std::int64_t segment_planes) {
   extern __shared__ __align__(16) unsigned char queue_bytes[];
@@ -107,6 +107,7 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
   const std::int64_t tiles_y = tile_count(g.ny, plane_rows_kept<D>);
   require(tiles_x <= 2147483647 && tiles_y <= 65535, "nx, ny", g.nx * g.ny,
           "a plane whose streamed tiles fit in one launch");
+  require(g.nz <= 2147483647 - 2 * 8, "nz", g.nz, "fewer than 2^31 - 16 planes (the 3D stream counts planes in int)");
   require_plane_stream_layout<D>(u, out, b);
   auto kernel = plane_stream_kernel<D, S, T>;
   const std::size_t bytes = plane_stream_shared_bytes<T>(D);
@@ -115,14 +116,14 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
     RELAX_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(bytes)));
   int per_sm = 0;
-  RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * plane_stream_rows, bytes));
+  RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * plane_stream_warps, bytes));
   require(per_sm >= 1, "D", D, "a depth whose 3D stream block fits on an SM");
   const std::int64_t segments =
       plane_segments(tiles_x * tiles_y, g.nz, D, static_cast<std::int64_t>(per_sm) * current_sm_count());
   const std::int64_t planes = tile_count(g.nz, segments);
   const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y),
                   static_cast<unsigned>(tile_count(g.nz, planes)));
-  kernel<<<grid, dim3(32, plane_stream_rows), bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, planes);
+  kernel<<<grid, dim3(32, plane_stream_warps), bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, planes);
   RELAX_CUDA_CHECK_LAUNCH();
 }
 

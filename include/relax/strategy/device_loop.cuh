@@ -315,7 +315,7 @@ __global__ void __launch_bounds__(BlockX* BlockY)
 //! The blocks of the streamed device loop: rank 2, warps of strips side by side; rank 3, one warp
 //! per row of the streamed tile (the launch-based kernels' blocks).
 template <int Rank>
-inline constexpr int stream_block_y = Rank == 2 ? stream_warps_per_block : plane_stream_rows;
+inline constexpr int stream_block_y = Rank == 2 ? stream_warps_per_block : plane_stream_warps;
 
 //! Calls `f(std::integral_constant<int, d>{})` for the depth `d` (1 ≤ d ≤ D) known only at run
 //! time: a pass shallower than D (the cap's remainder, checks more often than every D sweeps, or a
@@ -925,8 +925,7 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
   //! Runs the device loop of `plan` on `u` (the iterate ends in `u`, its storage exchanged with
   //! `scratch` after an odd number of passes) and returns its report.
   //! \throws relax::invalid_argument in 3D when the plane queue of depth D does not fit in a
-  //!         block's shared memory; relax::unavailable_error without cooperative launch, and in
-  //!         3D for float64 (not yet right, see below);
+  //!         block's shared memory; relax::unavailable_error without cooperative launch;
   //!         relax::device_loop_error when a grid barrier did not complete.
   template <class S, class T>
   static detail::DeviceLoopResult solve(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
@@ -939,14 +938,6 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
     auto k = kernel<S, T>(plan.laddered);
     const std::size_t bytes = S::rank == 3 ? detail::plane_stream_shared_bytes<T>(D) : 0;
     if constexpr (S::rank == 3) {
-      // Found on the H200 (2026-12-01): in 3D, float64, this loop's iterates are wrong (every box
-      // and depth tried: the first step runs to the cap with ρ ≥ 1), where float32 and the
-      // launched 3D stream in float64 are right bit for bit. Refused until the cause is found.
-      if (sizeof(T) != sizeof(float))
-        throw unavailable_error(
-            "DeviceLoop<TemporalBlock<D, ColumnStream>> in 3D runs float32 only for now (its float64 iterates "
-            "were found wrong and the cause is not yet known); use DeviceLoop<Sync> or the launched "
-            "TemporalBlock<D, ColumnStream> for a float64 3D grid");
       cudaFuncAttributes attributes{};
       RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, k));
       if (bytes + attributes.sharedSizeBytes > detail::shared_bytes_limit())

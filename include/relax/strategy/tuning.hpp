@@ -45,11 +45,25 @@ inline constexpr bool stream_loop_reloads_rhs = RELAX_TUNING_STREAM_LOOP_RELOADS
 inline constexpr bool stream_loop_reloads_rhs = true;
 #endif
 
-//! `TemporalBlock<D, ColumnStream>` in 3D: warps per block, one per row of the streamed tile
-//! (ghost rows included, so 24 − 2D rows are stored). 24 warps of up to 85 registers fill an
-//! SM's register file with one block; the choice follows the register estimate in
-//! docs/performance-notes.md ("exact temporal blocking in 3D") and is to be tuned.
-inline constexpr int plane_stream_warps = 24;
+//! `TemporalBlock<D, ColumnStream>` in 3D (`agent/plane_stream.cuh`): warps per block and rows
+//! per warp of the streamed tile (ghost rows included, so 40 − 2D rows are stored). Four rows a
+//! warp keep a lane's north and south neighbours in its own registers for all but its first and
+//! last row, and ten warps of up to 200 registers fill an SM's register file with one block. The
+//! first form (24 warps of one row, every level's centre and b read from shared memory) measured
+//! 362 G updates/s at 512³, D = 4, bound by shared-memory traffic (performance-notes.md, "the
+//! plane queue"); this form is chosen from that traffic model and is to be tuned.
+//! `RELAX_TUNING_PLANE_STREAM_WARPS` and `RELAX_TUNING_PLANE_STREAM_ROWS_PER_WARP` override them
+//! (for measuring).
+#ifdef RELAX_TUNING_PLANE_STREAM_WARPS
+inline constexpr int plane_stream_warps = RELAX_TUNING_PLANE_STREAM_WARPS;
+#else
+inline constexpr int plane_stream_warps = 8;
+#endif
+#ifdef RELAX_TUNING_PLANE_STREAM_ROWS_PER_WARP
+inline constexpr int plane_stream_rows_per_warp = RELAX_TUNING_PLANE_STREAM_ROWS_PER_WARP;
+#else
+inline constexpr int plane_stream_rows_per_warp = 4;
+#endif
 
 //! `MultiSolver<DeviceLoop<Sync>, Nvshmem>`: blocks per SM its kernel is compiled for (launch
 //! bounds), by rank. NVSHMEM's device library needs relocatable device code, and there ptxas

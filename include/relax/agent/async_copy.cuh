@@ -1,0 +1,30 @@
+#pragma once
+//! \file
+//! Asynchronous 16-byte copies from global into shared memory (`cp.async`, sm_80 and later),
+//! for agents that stage data a thread reads back itself: the copy goes through L2 only (`.cg`),
+//! needs no register to hold the data in flight, and a copy that must not read memory fills
+//! its 16 bytes with zeros instead. Only the calling thread may read what it staged, after
+//! `wait_copies`; sharing it with other threads needs a barrier on top.
+
+#include <relax/config.hpp>
+
+namespace relax::detail {
+
+//! Starts copying the 16 bytes at `src` (global, 16-byte aligned) to `dst` (shared, 16-byte
+//! aligned); when `read` is false `src` is not read and `dst` receives zeros.
+__device__ __forceinline__ void copy_async_16(void* dst, const void* src, bool read) {
+  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  const unsigned bytes = read ? 16u : 0u;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(src), "r"(bytes) : "memory");
+}
+
+//! Closes the calling thread's current group of asynchronous copies.
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+//! Waits until at most `Pending` of the calling thread's most recent groups are still in flight.
+template <int Pending>
+__device__ __forceinline__ void wait_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
+
+}  // namespace relax::detail
