@@ -342,6 +342,7 @@ TEST_CASE("k sub-domains on one GPU solve as one with temporal blocking and no h
     check_peer_stream<4>(Extents(257, 257), relax::Stencil5<double>(1.0), parts, 3, 50);  // checks every 3: passes of 3
     check_peer_stream<2>(Extents(40, 40, 40), relax::Stencil7<float>(1.0), parts);
     check_peer_stream<2>(Extents(33, 17, 29), relax::Stencil7<float>(10.0), parts, 5, 37);
+    check_peer_stream<4>(Extents(33, 17, 29), relax::Stencil7<double>(10.0), parts, 5, 37);  // once refused
   }
   check_peer_stream<4>(Extents(1000, 1000), s, 3, 8, 96);
   check_peer_stream<4>(Extents(70, 16), s, 4);  // four-row sub-domains: as thin as the halo, every row in both bands

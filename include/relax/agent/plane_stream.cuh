@@ -96,7 +96,7 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
   constexpr int R = plane_stream_rows;
   constexpr int G = plane_ghost_columns<D, T>;
   constexpr int slots = D + 2;
-  constexpr unsigned whole = (1u << W) - 1, all_rows = (1u << RW) - 1;
+  constexpr unsigned whole = (1u << W) - 1;
   static_assert(plane_rows_kept<D> >= 1, "relax: the 3D stream's ghost rows leave no row to store");
 
   // Which of the lane's columns and of the warp's rows lie in the grid, in its interior, and are
@@ -122,7 +122,13 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
   }
   // The lanes holding points outside the interior (the ring and beyond): those points keep their
   // value, which the lanes restore after each level.
-  const bool keeps = row_interior != all_rows || col_interior != whole;
+  unsigned keeps = 0;  // bit r·W + q: the lane's point (r, q) is outside the interior
+#pragma unroll
+  for (int r = 0; r < RW; ++r)
+#pragma unroll
+    for (int q = 0; q < W; ++q)
+      if (!((row_interior >> r) & (col_interior >> q) & 1u)) keeps |= 1u << (r * W + q);
+  asm volatile("" : "+r"(keeps));  // kept in a register: ptxas otherwise rebuilds it at every level
   const std::int64_t base = i0 * g.pitch + x;  // the lane's first point of row i0 in plane 0
   const int nz = static_cast<int>(g.nz);       // the launch checks that planes fit an int
   const int kz0 = static_cast<int>(z0), kz1 = static_cast<int>(z1);
@@ -216,13 +222,15 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
           next[r].v[q] = s.update(nb, point(p, r, q), rhs.v[q]);
         }
       }
-      const bool plane_interior = p >= 1 && p <= nz;  // the same for the whole block
-      if (keeps || !plane_interior) {  // points outside the interior keep their value
+      if (p < 1 || p > nz) {  // a plane outside the interior keeps its value (the same for the whole block)
+#pragma unroll
+        for (int r = 0; r < RW; ++r) next[r] = c[r];
+      } else if (keeps != 0) {  // so do the lane's points outside the interior
 #pragma unroll
         for (int r = 0; r < RW; ++r)
 #pragma unroll
           for (int q = 0; q < W; ++q)
-            if (!plane_interior || !((row_interior >> r) & (col_interior >> q) & 1u)) next[r].v[q] = c[r].v[q];
+            if (keeps >> (r * W + q) & 1u) next[r].v[q] = c[r].v[q];
       }
 #pragma unroll
       for (int r = 0; r < RW; ++r) up[t - 1][r] = fresh[r];

@@ -644,13 +644,6 @@ class PeerStoreSolver : private PeerFabricHolder<Comm_, typename Stencil_::value
     if constexpr (!streamed) {
       const detail::DeviceScope scope(distinct.front());
       deep_ = Schedule::template deep<Stencil::rank, value_type>(this->decomposition_.global());
-    } else if constexpr (Stencil::rank == 3) {
-      // The single-domain streamed loop's float64 iterates in 3D were found wrong on the H200;
-      // this kernel streams the same way, so it is refused with it (device_loop.cuh).
-      if (sizeof(value_type) != sizeof(float))
-        throw unavailable_error(name() +
-                                " in 3D runs float32 only for now, as the single-domain streamed loop; use "
-                                "DeviceLoop<Sync> or HostCopy with TemporalBlock<D, ColumnStream> for a float64 3D grid");
     }
     for (int h = first_kernel_; h < first_kernel_ + local_count; ++h) {
       const auto& group = kernels_[static_cast<std::size_t>(h)];
