@@ -387,8 +387,6 @@ TEST_CASE("the streamed CPU-free multi-sub-domain solver refuses what it cannot 
   using Multi = relax::MultiSolver<relax::Stencil5<float>, CpuFreeStream<8>, relax::PeerStore>;
   // 64 rows in 9 slabs: 7 rows each, thinner than the 8-row halo of D = 8.
   CHECK_THROWS_WITH(Multi(Extents(64, 64), std::vector<int>(9, 0), s), Catch::Contains("thinnest sub-domain"));
-  using Double3d = relax::MultiSolver<relax::Stencil7<double>, CpuFreeStream<2>, relax::PeerStore>;
-  CHECK_THROWS_AS(Double3d(Extents(16, 16, 16), {0, 0}, relax::Stencil7<double>(1.0)), relax::unavailable_error);
   relax::SolveOptions overlapped;
   overlapped.checks = relax::CheckMode::overlapped;
   CHECK_THROWS_WITH(Multi(Extents(64, 64), {0, 0}, s, relax::Fixed(8), overlapped), Catch::Contains("options.checks"));
