@@ -312,8 +312,8 @@ __global__ void __launch_bounds__(BlockX* BlockY)
   });
 }
 
-//! The blocks of the streamed device loop: rank 2, warps of strips side by side; rank 3, one warp
-//! per row of the streamed tile (the launch-based kernels' blocks).
+//! The blocks of the streamed device loop: rank 2, warps of strips side by side; rank 3, the
+//! plane queue's warps (the launch-based kernels' blocks).
 template <int Rank>
 inline constexpr int stream_block_y = Rank == 2 ? stream_warps_per_block : plane_stream_warps;
 
@@ -396,7 +396,8 @@ __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, cons
 //! shape) into a norm slot and decide as `persistent_sync_kernel` does. The passes between two
 //! checks are of depth D and one remainder, so the iterates are those of M Sync sweeps.
 //! In 2D the launch bounds hold the kernel to the launched stream's 128 registers (see
-//! `tuning::stream_loop_blocks_per_sm`); in 3D a block of 24 warps has 85 at most anyway.
+//! `tuning::stream_loop_blocks_per_sm`); in 3D one block of the plane queue's 8 warps an SM, as
+//! launched (its shared memory allows no second).
 template <int Rank, int D, bool Laddered, class S, class T>
 __global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? tuning::stream_loop_blocks_per_sm : 1)
     persistent_stream_kernel(S s, T* u, T* w, const T* __restrict__ b, Shape g, std::int64_t segment,

@@ -46,12 +46,14 @@ inline constexpr bool stream_loop_reloads_rhs = true;
 #endif
 
 //! `TemporalBlock<D, ColumnStream>` in 3D (`agent/plane_stream.cuh`): warps per block and rows
-//! per warp of the streamed tile (ghost rows included, so 40 − 2D rows are stored). Four rows a
+//! per warp of the streamed tile (ghost rows included, so 32 − 2D rows are stored). Four rows a
 //! warp keep a lane's north and south neighbours in its own registers for all but its first and
-//! last row, and ten warps of up to 200 registers fill an SM's register file with one block. The
-//! first form (24 warps of one row, every level's centre and b read from shared memory) measured
-//! 362 G updates/s at 512³, D = 4, bound by shared-memory traffic (performance-notes.md, "the
-//! plane queue"); this form is chosen from that traffic model and is to be tuned.
+//! last row. A scheduler's register file is shared by the warps on it, so 8 warps allow 255
+//! registers a thread (8 × 4 at D = 4: 231, no spill), 12 warps 168, 16 warps 128. Measured on
+//! the H200, float32, 512³, G updates/s (2026-12-03, docs/results/h200/bench_plane_queue_v2*.json):
+//! 8 × 4: 441.6 / 493.2 / 513.7 at D = 2 / 3 / 4 (562.9 at D = 4 after a later fix); 12 × 3:
+//! 503.8 at D = 3, D = 4 does not fit its shared memory; 16 × 2: 448.4 / 480.9 at D = 2 / 3;
+//! 8 × 5 spills. The first form (24 warps of one row) measured 362 at D = 4.
 //! `RELAX_TUNING_PLANE_STREAM_WARPS` and `RELAX_TUNING_PLANE_STREAM_ROWS_PER_WARP` override them
 //! (for measuring).
 #ifdef RELAX_TUNING_PLANE_STREAM_WARPS
