@@ -88,7 +88,8 @@ inline std::int64_t plane_segments(std::int64_t tiles, std::int64_t nz, int dept
 }
 
 //! The 3D stream's loads are aligned vectors: the interior of every row starts 16 bytes aligned,
-//! and a row's lead padding holds the ghost columns left of point 0 (what `GridLayout::of` makes).
+//! and a row's lead padding holds the ghost columns left of point 0 (what `GridLayout::of` makes);
+//! it counts planes in int.
 template <int D, class T>
 void require_plane_stream_layout(const DeviceGrid<T>& u, const DeviceGrid<T>& out, const DeviceGrid<T>& b) {
   const Shape g = shape_of(u.layout());
@@ -97,6 +98,7 @@ void require_plane_stream_layout(const DeviceGrid<T>& u, const DeviceGrid<T>& ou
                 g.pitch % Lane<T>::width == 0 && g.plane % Lane<T>::width == 0 &&
                 grid->layout().lead >= plane_ghost_columns<D, T> - 1,
             "layout", g.pitch, "rows whose interior starts 16-byte aligned (GridLayout::of)");
+  require(g.nz <= 2147483647 - 2 * 8, "nz", g.nz, "fewer than 2^31 - 16 planes (the 3D stream counts planes in int)");
 }
 
 template <int D, class S, class T>
@@ -107,7 +109,6 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
   const std::int64_t tiles_y = tile_count(g.ny, plane_rows_kept<D>);
   require(tiles_x <= 2147483647 && tiles_y <= 65535, "nx, ny", g.nx * g.ny,
           "a plane whose streamed tiles fit in one launch");
-  require(g.nz <= 2147483647 - 2 * 8, "nz", g.nz, "fewer than 2^31 - 16 planes (the 3D stream counts planes in int)");
   require_plane_stream_layout<D>(u, out, b);
   auto kernel = plane_stream_kernel<D, S, T>;
   const std::size_t bytes = plane_stream_shared_bytes<T>(D);
