@@ -68,9 +68,8 @@ bool sweep_is_exact(const S& s, const relax::DeviceGrid<T>& in, const relax::Dev
   return true;
 }
 
-// Sweeps of a cube of side state.range(0) by `run(s, u, scratch, b, sweeps, stream)`.
-template <class S, class Run>
-void sweep_throughput_of(benchmark::State& state, Run&& run) {
+template <class S, class Strategy>
+void sweep_throughput(benchmark::State& state) {
   using T = typename S::value_type;
   const relax::Extents e = relax::Extents::cube(state.range(0), S::rank);
   const S s(10.0);
@@ -78,7 +77,7 @@ void sweep_throughput_of(benchmark::State& state, Run&& run) {
   auto u = hashed_grid<T>(e, 1, stream), b = hashed_grid<T>(e, 2, stream);
   relax::DeviceGrid<T> scratch(e, stream);
   relax::copy(u, scratch, stream);
-  run(s, u, scratch, b, 1, stream);  // u = sweep(old u), old u in scratch
+  relax::Sweeper<Strategy>::run(s, u, scratch, b, {1}, stream);  // u = sweep(old u), old u in scratch
   RELAX_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (!sweep_is_exact(s, scratch, u, b)) {
     state.SkipWithError("sweep differs from the host evaluation of the stencil");
@@ -89,7 +88,7 @@ void sweep_throughput_of(benchmark::State& state, Run&& run) {
   const std::int64_t batch = std::max<std::int64_t>(8, (std::int64_t(1) << 28) / e.points() / 8 * 8);
   double total_ms = 0;
   for (auto _ : state) {
-    const double ms = time_ms(stream, [&] { run(s, u, scratch, b, batch, stream); });
+    const double ms = time_ms(stream, [&] { relax::Sweeper<Strategy>::run(s, u, scratch, b, {batch}, stream); });
     state.SetIterationTime(ms * 1e-3);
     total_ms += ms;
   }
@@ -98,23 +97,6 @@ void sweep_throughput_of(benchmark::State& state, Run&& run) {
   counter(state, "gups", sweeps * points / (total_ms * 1e6));
   counter(state, "GBps", sweeps * points * 3 * sizeof(T) / (total_ms * 1e6));
   counter(state, "us_per_sweep", total_ms * 1e3 / sweeps);
-}
-
-template <class S, class Strategy>
-void sweep_throughput(benchmark::State& state) {
-  sweep_throughput_of<S>(state, [](const S& s, auto& u, auto& scratch, const auto& b, std::int64_t sweeps,
-                                   cudaStream_t stream) { relax::Sweeper<Strategy>::run(s, u, scratch, b, {sweeps}, stream); });
-}
-
-// 3D Sync's plane walk with the segment given (state.range(1) planes), to choose the tuning.
-void sync3d_segment(benchmark::State& state) {
-  using S = relax::Stencil7<float>;
-  const std::int64_t segment = state.range(1);
-  sweep_throughput_of<S>(state, [segment](const S& s, auto& u, auto& scratch, const auto& b, std::int64_t sweeps,
-                                          cudaStream_t stream) {
-    const auto tiles = relax::detail::plane_walk_tiles<32, 8, float>(relax::detail::shape_of(u.layout()), segment);
-    relax::detail::sync_plane_sweeps<32, 8>(s, u, scratch, b, sweeps, tiles, stream);
-  });
 }
 
 // Ten implicit steps, timed from the first right-hand side to the last report (`launch`: the
@@ -316,10 +298,6 @@ const int registered = [] {
   using S3 = relax::Stencil7<float>;
   register_sweep<relax::Sync, S3>("sync3d_sweep", "Sync", {128, 256, 512});
   register_sweep<relax::SyncTile<32, 8, 1>, S3>("sync3d_sweep", "32x8x1", {256, 512});
-  register_sweep<relax::SyncTile<32, 8, 4>, S3>("sync3d_sweep", "32x8x4", {256, 512});  // Sync's walk before the plane walk
-  for (std::int64_t segment : {8, 16, 32, 64, 128})
-    benchmark::RegisterBenchmark(("sync3d_segment/planes:" + std::to_string(segment) + "/N:512").c_str(), sync3d_segment)
-        ->Args({512, segment})->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly(true);
   register_sweep<relax::SyncTile<32, 8, 8>, S3>("sync3d_sweep", "32x8x8", {256, 512});
   register_sweep<relax::TemporalBlock<2, relax::Tile<32, 8, 4>>, S3>("tiled3d_sweep", "TemporalBlock2_32x8x4", {256, 512});
   register_sweep<relax::TemporalBlock<4, relax::Tile<32, 8, 4>>, S3>("tiled3d_sweep", "TemporalBlock4_32x8x4", {256, 512});

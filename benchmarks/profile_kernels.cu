@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   cases.push_back(launch_once<S2, relax::BlockAsync<4>>("blockasync4_N16384", "tiled_sweeps_kernel", 16384, 4,
                                                         12.0 / 4));
   cases.push_back(residual_once(16384));
-  cases.push_back(launch_once<S3, relax::Sync>("sync3d_N512", "sync_plane_kernel", 512, 1, 12));
+  cases.push_back(launch_once<S3, relax::Sync>("sync3d_N512", "sync_sweep_kernel", 512, 1, 12));
   cases.push_back(launch_once<S3, relax::TemporalBlock<2, relax::Tile<32, 8, 4>>>(
       "temporal3d2_tile32x8x4_N512", "tiled_sweeps_kernel", 512, 2, 12.0 / 2));
   cases.push_back(launch_once<S3, relax::TemporalBlock<4, relax::ColumnStream>>(

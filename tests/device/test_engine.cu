@@ -73,45 +73,9 @@ TEST_CASE("SyncMatchesReference on rectangular, degenerate and 3D boxes", "[engi
   }
   for (const Extents& e : boxes_3d) {
     check_sweeps<relax::Sync>(relax::Stencil7<float>(10.0), e, {3});
-    check_sweeps<relax::Sync>(relax::Stencil7<double>(10.0), e, {2});
-    check_sweeps<relax::SyncTile<64, 4>>(relax::Stencil7<float>(1.0), e, {3});  // two warps a row
     check_sweeps<relax::SyncTile<32, 8, 4>>(relax::Stencil7<float>(1.0), e, {2});
     check_sweeps<relax::SyncTile<64, 4, 1>>(relax::Stencil7<double>(10.0), e, {2});
   }
-}
-
-TEST_CASE("3D Sync's plane walk is exact for any segment, and where blocks loop over their tiles",
-          "[engine][sync][3d]") {
-  // `Sync` picks its segment from the box and the SM count; here the segment is given, from one
-  // plane to longer than the box, and a box whose (y tile, segment) pairs exceed the grid's
-  // 65535 rows, so blocks take several.
-  const auto check = [](const Extents& e, std::int64_t segment, int sweeps) {
-    using S = relax::Stencil7<float>;
-    const S s(10.0);
-    HostGrid<float> u(e), b(e);
-    relax::testing::fill_random(u, 29 + e.nz, 0.0, 10.0);
-    relax::testing::fill_random(b, 31 + e.ny);
-    relax::Stream stream;
-    DeviceGrid<float> du = relax::to_device(u, stream), scratch = relax::to_device(u, stream);
-    const DeviceGrid<float> db = relax::to_device(b, stream);
-    const auto g = relax::detail::shape_of(du.layout());
-    const auto tiles = relax::detail::plane_walk_tiles<32, 8, float>(g, segment);
-    relax::detail::sync_plane_sweeps<32, 8>(s, du, scratch, db, sweeps, tiles, stream);
-    const HostGrid<float> got = relax::to_host(du, stream);
-    HostGrid<float> host_scratch = u;
-    ref::sweeps(s, u, host_scratch, b, ref::SyncSchedule{}, sweeps, ref::Exec::openmp());
-    INFO("box " << e.to_text() << ", segment " << segment << ", (y tile, segment) pairs " << tiles.pairs()
-                << ", differing points " << relax::testing::count_differences(got, u));
-    CHECK(relax::testing::same_bits(got, u));
-  };
-  for (std::int64_t segment : {1, 2, 3, 7, 64, 1000}) {
-    check(Extents(33, 17, 21), segment, 3);
-    check(Extents(130, 9, 7), segment, 2);
-  }
-  const Extents tall(1, 8 * 64, 1100);  // 64 y tiles × 1100 segments of one plane
-  REQUIRE(relax::detail::plane_walk_tiles<32, 8, float>(
-              relax::detail::shape_of(relax::GridLayout::of<float>(tall)), 1).pairs() > 65535);
-  check(tall, 1, 2);
 }
 
 TEST_CASE("TemporalBlock is exact on rectangular and 3D boxes; BlockAsync matches its emulation",

@@ -12,18 +12,6 @@
 
 namespace relax::detail {
 
-//! Folds |s.residual| over the valid points of one row vector into `best`.
-template <class S, class T>
-__device__ __forceinline__ void fold_vector_residual(arith::bits_t<T>& best, const S& s, const Vec16<T>& rhs,
-                                                     const VectorStar<T, S::rank>& star) {
-#pragma unroll
-  for (int q = 0; q < Vec16<T>::width; ++q)
-    if (q < star.valid) {
-      const auto bits = arith::abs_bits(s.residual(star.at(q), star.point(q), rhs.v[q]));
-      best = best > bits ? best : bits;
-    }
-}
-
 //! Folds |s.residual| over the calling thread's points of x-block `bx` and tile `t` of the walk
 //! (`walk_tile`) into `best`.
 template <int BlockX, int BlockY, int Rows, class S, class T>
@@ -32,7 +20,12 @@ __device__ __forceinline__ void fold_tile_residual(arith::bits_t<T>& best, std::
                                                    const Shape& g) {
   walk_tile<BlockX, BlockY, Rows, S::rank>(
       bx, t, u, b, g, [&](std::int64_t, const Vec16<T>& rhs, const VectorStar<T, S::rank>& star) {
-        fold_vector_residual(best, s, rhs, star);
+#pragma unroll
+        for (int q = 0; q < Vec16<T>::width; ++q)
+          if (q < star.valid) {
+            const auto bits = arith::abs_bits(s.residual(star.at(q), star.point(q), rhs.v[q]));
+            best = best > bits ? best : bits;
+          }
       });
 }
 

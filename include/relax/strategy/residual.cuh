@@ -4,7 +4,6 @@
 //! interior system (b plus the boundary values A couples in from the ring). Results are folded
 //! into a `MaxNormSlot`; they equal `relax::reference::residual_norm` and `rhs_norm` bit for bit.
 
-#include <relax/agent/plane_walk.cuh>
 #include <relax/agent/residual.cuh>
 #include <relax/core/launch.hpp>
 #include <relax/domain/device_grid.hpp>
@@ -30,20 +29,6 @@ __global__ void __launch_bounds__(residual_block_x* residual_block_y)
     residual_max_kernel(S s, const T* __restrict__ u, const T* __restrict__ b, Shape g,
                         arith::bits_t<T>* target) {
   const auto best = thread_residual_max<residual_block_x, residual_block_y, residual_rows>(s, u, b, g);
-  block_max_into<residual_block_x, residual_block_y>(best, target);
-}
-
-//! The 3D max over the interior by the plane walk (the 3D Sync sweep's walk), folded into `*target`.
-template <class S, class T>
-__global__ void __launch_bounds__(residual_block_x* residual_block_y)
-    residual_plane_kernel(S s, const T* __restrict__ u, const T* __restrict__ b, Shape g, PlaneWalkTiles tiles,
-                          arith::bits_t<T>* target) {
-  __shared__ PlaneWalkRows<residual_block_x, residual_block_y, T> rows;
-  arith::bits_t<T> best = 0;
-  for (std::int64_t t = blockIdx.y; t < tiles.pairs(); t += gridDim.y)
-    walk_plane_tile<residual_block_x, residual_block_y>(
-        rows, tiles, blockIdx.x, t, u, b, g,
-        [&](std::int64_t, const Vec16<T>& rhs, const VectorStar<T, 3>& star) { fold_vector_residual(best, s, rhs, star); });
   block_max_into<residual_block_x, residual_block_y>(best, target);
 }
 
@@ -113,16 +98,10 @@ void request_residual_norm(const S& s, const DeviceGrid<T>& u, const DeviceGrid<
   detail::require_system<S>(u, b, "u");
   slot.reset(stream);
   const detail::Shape g = detail::shape_of(u.layout());
-  const dim3 block(detail::residual_block_x, detail::residual_block_y);
-  if constexpr (S::rank == 3) {
-    const auto tiles = detail::sync_plane_tiles<detail::residual_block_x, detail::residual_block_y, T>(g);
-    detail::residual_plane_kernel<<<detail::plane_walk_grid(tiles), block, 0, stream>>>(s, u.origin(), b.origin(), g,
-                                                                                      tiles, slot.target());
-  } else {
-    const dim3 grid = detail::walk_grid<detail::residual_block_x, detail::residual_block_y,
-                                        detail::residual_rows, S::rank, T>(g);
-    detail::residual_max_kernel<<<grid, block, 0, stream>>>(s, u.origin(), b.origin(), g, slot.target());
-  }
+  const dim3 grid = detail::walk_grid<detail::residual_block_x, detail::residual_block_y,
+                                      detail::residual_rows, S::rank, T>(g);
+  detail::residual_max_kernel<<<grid, dim3(detail::residual_block_x, detail::residual_block_y), 0, stream>>>(
+      s, u.origin(), b.origin(), g, slot.target());
   RELAX_CUDA_CHECK_LAUNCH();
   slot.request(stream);
 }

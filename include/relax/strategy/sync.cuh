@@ -5,11 +5,8 @@
 //! Traffic per point and sweep: read u and b, write u' — 12 bytes in float32, in 2D and 3D.
 //! Loads and stores are 16 bytes wide (4 floats, 2 doubles); a thread updates `RowsPerThread`
 //! consecutive rows (2D) or planes (3D) of its vector so the neighbours along that axis pass
-//! through registers (`relax/agent/vector_walk.cuh`). In 3D, `relax::Sync` (rows per thread
-//! `dynamic`) instead streams x-y tiles down segments of planes (`relax/agent/plane_walk.cuh`):
-//! each point of u is loaded once a segment, north and south come through shared memory.
+//! through registers (`relax/agent/vector_walk.cuh`).
 
-#include <relax/agent/plane_walk.cuh>
 #include <relax/agent/vector_walk.cuh>
 #include <relax/core/cuda_check.hpp>
 #include <relax/core/device.hpp>
@@ -62,35 +59,6 @@ __global__ void __launch_bounds__(BlockX* BlockY)
       });
 }
 
-//! One 3D sweep by the plane walk: out = update(u) on the interior.
-template <int BlockX, int BlockY, class S, class T>
-__global__ void __launch_bounds__(BlockX* BlockY)
-    sync_plane_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
-                      PlaneWalkTiles tiles) {
-  __shared__ PlaneWalkRows<BlockX, BlockY, T> rows;
-  for (std::int64_t t = blockIdx.y; t < tiles.pairs(); t += gridDim.y)
-    walk_plane_tile<BlockX, BlockY>(rows, tiles, blockIdx.x, t, u, b, g,
-                                    [&](std::int64_t at, const Vec16<T>& rhs, const VectorStar<T, 3>& star) {
-                                      sync_update_vector(s, out, at, rhs, star);
-                                    });
-}
-
-//! `count` synchronous 3D sweeps by the plane walk in segments of `tiles.segment` planes; the
-//! iterate ends in `u`. `relax::Sync` calls it with `sync_plane_tiles`; a benchmark may choose
-//! the segment.
-template <int BlockX, int BlockY, class S, class T>
-void sync_plane_sweeps(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
-                       std::int64_t count, const PlaneWalkTiles& tiles, cudaStream_t stream) {
-  const Shape g = shape_of(u.layout());
-  const dim3 grid = plane_walk_grid(tiles);
-  for (std::int64_t k = 0; k < count; ++k) {
-    sync_plane_kernel<BlockX, BlockY><<<grid, dim3(BlockX, BlockY), 0, stream>>>(s, u.origin(), scratch.origin(),
-                                                                                 b.origin(), g, tiles);
-    RELAX_CUDA_CHECK_LAUNCH();
-    u.swap(scratch);
-  }
-}
-
 }  // namespace detail
 
 template <int BlockX, int BlockY, int Rows>
@@ -104,10 +72,7 @@ struct Sweeper<SyncTile<BlockX, BlockY, Rows>> {
     detail::require_layout(scratch.layout(), u.layout(), "scratch");
     detail::require_layout(b.layout(), u.layout(), "b");
     detail::require_rank(u.layout(), S::rank, "u");
-    if constexpr (Rows == dynamic && S::rank == 3 && BlockY >= 2) {
-      const detail::PlaneWalkTiles tiles = detail::sync_plane_tiles<BlockX, BlockY, T>(detail::shape_of(u.layout()));
-      detail::sync_plane_sweeps<BlockX, BlockY>(s, u, scratch, b, batch.sweeps, tiles, stream);
-    } else if constexpr (Rows == dynamic) {
+    if constexpr (Rows == dynamic) {
       if (deep_rows_fill_device<S::rank, T>(detail::shape_of(u.layout())))
         launch<tuning::sync_deep_rows>(s, u, scratch, b, batch.sweeps, stream);
       else

@@ -14,9 +14,7 @@ namespace relax {
 
 //! Synchronous sweeps with blocks of `BlockX × BlockY` threads, each thread updating 16 bytes of
 //! consecutive points (4 floats or 2 doubles) in each of `RowsPerThread` consecutive rows
-//! (`relax::dynamic`: chosen at each launch, see `relax::tuning::sync_deep_rows`; in 3D, with
-//! `BlockY` ≥ 2, `dynamic` streams the block's tile down a segment of planes instead, the segment
-//! chosen at each launch, see `relax::tuning::sync_plane_segment`).
+//! (`relax::dynamic`: chosen at each launch, see `relax::tuning::sync_deep_rows`).
 template <int BlockX, int BlockY, int RowsPerThread = dynamic>
 struct SyncTile {
   static_assert(BlockX > 0 && BlockX % 32 == 0,

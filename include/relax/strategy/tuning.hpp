@@ -12,13 +12,6 @@ namespace relax::tuning {
 //! at N = 1024, where 4 rows leave 2 blocks per SM, 1 row is faster (226 against 199).
 inline constexpr int sync_deep_rows = 4;
 inline constexpr int sync_min_blocks_per_sm = 8;
-//! `relax::Sync` in 3D streams its 32 × 8 tiles down segments of `sync_plane_segment` planes
-//! (`agent/plane_walk.cuh`; two planes of every segment are loaded twice), halved down to
-//! `sync_plane_min_segment` while the launch has fewer than `sync_plane_min_blocks_per_sm`
-//! blocks an SM (at 64 registers four are resident, so 16 are four waves).
-inline constexpr int sync_plane_segment = 64;
-inline constexpr int sync_plane_min_segment = 8;
-inline constexpr int sync_plane_min_blocks_per_sm = 16;
 
 //! `TemporalBlock<D, ColumnStream>`: warps per block (adjacent strips of one segment, so a block's
 //! row loads form one contiguous run: +34% at 16384², bench_stream_v2.json against _v1), and the
