@@ -73,6 +73,8 @@ TEST_CASE("SyncMatchesReference on rectangular, degenerate and 3D boxes", "[engi
   }
   for (const Extents& e : boxes_3d) {
     check_sweeps<relax::Sync>(relax::Stencil7<float>(10.0), e, {3});
+    check_sweeps<relax::Sync>(relax::Stencil7<double>(10.0), e, {2});
+    check_sweeps<relax::SyncTile<64, 4>>(relax::Stencil7<float>(1.0), e, {3});  // two warps a row
     check_sweeps<relax::SyncTile<32, 8, 4>>(relax::Stencil7<float>(1.0), e, {2});
     check_sweeps<relax::SyncTile<64, 4, 1>>(relax::Stencil7<double>(10.0), e, {2});
   }
