@@ -72,7 +72,9 @@ struct Sweeper<SyncTile<BlockX, BlockY, Rows>> {
     detail::require_layout(scratch.layout(), u.layout(), "scratch");
     detail::require_layout(b.layout(), u.layout(), "b");
     detail::require_rank(u.layout(), S::rank, "u");
-    if constexpr (Rows == dynamic) {
+    if constexpr (Rows == dynamic && S::rank == 3) {
+      launch<tuning::sync_planes_3d>(s, u, scratch, b, batch.sweeps, stream);
+    } else if constexpr (Rows == dynamic) {
       if (deep_rows_fill_device<S::rank, T>(detail::shape_of(u.layout())))
         launch<tuning::sync_deep_rows>(s, u, scratch, b, batch.sweeps, stream);
       else
@@ -112,7 +114,8 @@ struct Sweeper<SyncTile<BlockX, BlockY, Rows>> {
       RELAX_CUDA_CHECK_LAUNCH();
     };
     constexpr int deep = Rows == dynamic ? tuning::sync_deep_rows : Rows;
-    if (Rows != dynamic || deep_rows_fill_device<S::rank, T>(g)) sweep(std::integral_constant<int, deep>{});
+    if constexpr (Rows == dynamic && S::rank == 3) sweep(std::integral_constant<int, tuning::sync_planes_3d>{});
+    else if (Rows != dynamic || deep_rows_fill_device<S::rank, T>(g)) sweep(std::integral_constant<int, deep>{});
     else sweep(std::integral_constant<int, 1>{});
   }
 

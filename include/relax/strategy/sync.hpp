@@ -14,7 +14,8 @@ namespace relax {
 
 //! Synchronous sweeps with blocks of `BlockX × BlockY` threads, each thread updating 16 bytes of
 //! consecutive points (4 floats or 2 doubles) in each of `RowsPerThread` consecutive rows
-//! (`relax::dynamic`: chosen at each launch, see `relax::tuning::sync_deep_rows`).
+//! (`relax::dynamic`: chosen at each launch in 2D, see `relax::tuning::sync_deep_rows`; in 3D,
+//! `relax::tuning::sync_planes_3d` planes).
 template <int BlockX, int BlockY, int RowsPerThread = dynamic>
 struct SyncTile {
   static_assert(BlockX > 0 && BlockX % 32 == 0,

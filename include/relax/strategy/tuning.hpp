@@ -12,6 +12,11 @@ namespace relax::tuning {
 //! at N = 1024, where 4 rows leave 2 blocks per SM, 1 row is faster (226 against 199).
 inline constexpr int sync_deep_rows = 4;
 inline constexpr int sync_min_blocks_per_sm = 8;
+//! In 3D, `relax::Sync` updates `sync_planes_3d` planes per thread. Measured on the H200,
+//! float32, 512³, 2026-12-03 (docs/results/h200/bench_sync3d_local_free.json): 1 plane 312.4 G
+//! updates/s, 4 planes 300.5, 8 planes 299.0 (before the walk's vectors left local memory, 4
+//! and 8 planes were ahead: 265.9 and 271.5 against 247.5).
+inline constexpr int sync_planes_3d = 1;
 
 //! `TemporalBlock<D, ColumnStream>`: warps per block (adjacent strips of one segment, so a block's
 //! row loads form one contiguous run: +34% at 16384², bench_stream_v2.json against _v1), and the
