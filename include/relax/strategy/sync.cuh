@@ -72,16 +72,9 @@ struct Sweeper<SyncTile<BlockX, BlockY, Rows>> {
     detail::require_layout(scratch.layout(), u.layout(), "scratch");
     detail::require_layout(b.layout(), u.layout(), "b");
     detail::require_rank(u.layout(), S::rank, "u");
-    if constexpr (Rows == dynamic && S::rank == 3) {
-      launch<tuning::sync_planes_3d>(s, u, scratch, b, batch.sweeps, stream);
-    } else if constexpr (Rows == dynamic) {
-      if (deep_rows_fill_device<S::rank, T>(detail::shape_of(u.layout())))
-        launch<tuning::sync_deep_rows>(s, u, scratch, b, batch.sweeps, stream);
-      else
-        launch<1>(s, u, scratch, b, batch.sweeps, stream);
-    } else {
-      launch<Rows>(s, u, scratch, b, batch.sweeps, stream);
-    }
+    with_rows<S::rank, T>(detail::shape_of(u.layout()), [&](auto rows) {
+      launch<decltype(rows)::value>(s, u, scratch, b, batch.sweeps, stream);
+    });
   }
 
   //! One synchronous sweep of the storage rows (planes, in 3D) `first` .. `first + count - 1` of
@@ -113,10 +106,7 @@ struct Sweeper<SyncTile<BlockX, BlockY, Rows>> {
           s, u.origin() + shift, out.origin() + shift, b.origin() + shift, g);
       RELAX_CUDA_CHECK_LAUNCH();
     };
-    constexpr int deep = Rows == dynamic ? tuning::sync_deep_rows : Rows;
-    if constexpr (Rows == dynamic && S::rank == 3) sweep(std::integral_constant<int, tuning::sync_planes_3d>{});
-    else if (Rows != dynamic || deep_rows_fill_device<S::rank, T>(g)) sweep(std::integral_constant<int, deep>{});
-    else sweep(std::integral_constant<int, 1>{});
+    with_rows<S::rank, T>(g, sweep);
   }
 
   //! Whether `tuning::sync_deep_rows` rows per thread still leave enough blocks to fill the
@@ -129,6 +119,16 @@ struct Sweeper<SyncTile<BlockX, BlockY, Rows>> {
   }
 
  private:
+  //! Calls `f(std::integral_constant<int, R>{})` with the rows (planes in 3D) a thread takes on
+  //! the box `g`: `Rows`; with `dynamic`, `tuning::sync_planes_3d` planes in 3D, and in 2D
+  //! `tuning::sync_deep_rows` rows where they still fill the device, else one.
+  template <int Rank, class T, class F>
+  static void with_rows(const detail::Shape& g, F&& f) {
+    if constexpr (Rows != dynamic) f(std::integral_constant<int, Rows>{});
+    else if constexpr (Rank == 3) f(std::integral_constant<int, tuning::sync_planes_3d>{});
+    else if (deep_rows_fill_device<Rank, T>(g)) f(std::integral_constant<int, tuning::sync_deep_rows>{});
+    else f(std::integral_constant<int, 1>{});
+  }
 
   template <int R, class S, class T>
   static void launch(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
