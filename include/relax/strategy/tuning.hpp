@@ -5,8 +5,8 @@
 
 namespace relax::tuning {
 
-//! In 2D, `relax::Sync` (32 × 8 threads, 16-byte vectors) updates `sync_deep_rows` rows per thread when
-//! that still leaves at least `sync_min_blocks_per_sm` blocks per SM, else one row per thread.
+//! In 2D, `relax::Sync` (32 × 8 threads, 16-byte vectors) updates `sync_deep_rows` rows per
+//! thread when that still leaves at least `sync_min_blocks_per_sm` blocks per SM, else one row.
 //! Measured on the H200, float32, 2026-11-30 (docs/results/h200/bench_sync.json): 4 rows per
 //! thread reach 315 G updates/s (89% of the 4.24 TB/s copy) at N = 16384 against 294 for 1 row;
 //! at N = 1024, where 4 rows leave 2 blocks per SM, 1 row is faster (226 against 199).
