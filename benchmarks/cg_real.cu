@@ -52,6 +52,7 @@ std::vector<Run> run_matrix(const std::string& data_dir, const std::string& name
   runs.push_back({name, "Graph", gpu_solve<relax::Graph>(op, b)});
   runs.push_back({name, "Persistent", gpu_solve<relax::Persistent>(op, b)});
   runs.push_back({name, "Pipelined", gpu_solve<relax::Pipelined>(op, b)});
+  runs.push_back({name, "ClusterResident", gpu_solve<relax::ClusterResident>(op, b)});
   return runs;
 }
 

@@ -1,4 +1,5 @@
-// The fused CG variants (Fused, Graph, Persistent, Pipelined) against Unfused and the reference:
+// The fused CG variants (Fused, Graph, Persistent, PersistentSingleReduction, Pipelined,
+// ClusterResident) against Unfused and the reference:
 // the Poisson problem at awkward sizes and the shipped SPD files, known exact solutions,
 // iteration counts within a small margin of Unfused's, statuses (cap, breakdown, non-finite),
 // Graph bit-identical to Fused, reproducibility, and Pipelined's attainable accuracy on an
@@ -84,7 +85,8 @@ TEMPLATE_TEST_CASE("CG variants solve the Poisson problem like Unfused at N = 25
 }
 
 TEMPLATE_TEST_CASE("CG variants solve the shipped SPD matrices", "[cg][variants][sanitize]", relax::Fused,
-                   relax::Graph, relax::Persistent, relax::PersistentSingleReduction, relax::Pipelined) {
+                   relax::Graph, relax::Persistent, relax::PersistentSingleReduction, relax::Pipelined,
+                   relax::ClusterResident) {
   for (const char* name : {"poisson2d_10.mtx", "laplace1d_50_general.mtx", "spd_random_40.mtx"}) {
     INFO(name);
     const auto a = data_file(name);
@@ -101,9 +103,13 @@ TEMPLATE_TEST_CASE("CG variants solve the shipped SPD matrices", "[cg][variants]
   }
 }
 
-TEMPLATE_TEST_CASE("CG variants in float32, and their statuses", "[cg][variants]", relax::Fused, relax::Graph,
-                   relax::Persistent, relax::PersistentSingleReduction, relax::Pipelined) {
-  const std::int64_t n = 257;
+namespace {
+
+// Float32 to 1e-4 on an n² Poisson problem, then the statuses: the cap, a breakdown (an
+// indefinite matrix) and a non-finite right-hand side.
+template <class Variant>
+void check_float32_and_statuses(std::int64_t n) {
+  using TestType = Variant;
   relax::CgOptions opt;
   opt.rel_tol = 1e-4;  // float's attainable accuracy here is about 3e-5 (see CG's Pipelined notes)
   // Where the recurrence meets 1e-4 the true residual may not yet (residual_gap): a restart from
@@ -137,6 +143,74 @@ TEMPLATE_TEST_CASE("CG variants in float32, and their statuses", "[cg][variants]
 
   b[17] = std::numeric_limits<double>::quiet_NaN();
   CHECK(solve_with<TestType>(relax::Poisson5Operator<double>(m), b, x, {}).status == relax::CgStatus::non_finite);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("CG variants in float32, and their statuses", "[cg][variants]", relax::Fused, relax::Graph,
+                   relax::Persistent, relax::PersistentSingleReduction, relax::Pipelined) {
+  check_float32_and_statuses<TestType>(257);
+}
+
+// ClusterResident keeps the problem in one cluster: up to 256² unknowns on the H200.
+TEST_CASE("ClusterResident solves the Poisson problem like Unfused", "[cg][variants][cluster][sanitize]") {
+  check_poisson_like_unfused<relax::ClusterResident>(GENERATE(1, 2, 70));
+}
+
+TEST_CASE("ClusterResident at the largest square it holds, in float64 and float32, and its statuses",
+          "[cg][variants][cluster]") {
+  using Cluster = relax::CG<relax::Poisson5Operator<double>, relax::ClusterResident>;
+  const auto side = static_cast<std::int64_t>(std::sqrt(static_cast<double>(Cluster::cluster_capacity())));
+  INFO("largest square: " << side << "²");
+  REQUIRE(side >= 16);
+  check_poisson_like_unfused<relax::ClusterResident>(side);
+  check_float32_and_statuses<relax::ClusterResident>(side);
+}
+
+TEST_CASE("ClusterResident sizes its cluster from the problem and refuses what does not fit",
+          "[cg][variants][cluster][validation]") {
+  using Cluster = relax::CG<relax::Poisson5Operator<double>, relax::ClusterResident>;
+  const std::int64_t capacity = Cluster::cluster_capacity();
+  const std::int64_t largest = capacity / (relax::tuning::cg_cluster_threads * relax::tuning::cg_cluster_max_points_per_thread);
+  REQUIRE(largest >= 1);
+  for (std::int64_t n : {1, 40, 64, 100, 181, 256}) {
+    if (n * n > capacity) continue;
+    const Cluster cg{relax::Poisson5Operator<double>(n)};
+    const std::int64_t per_block = std::int64_t{relax::tuning::cg_cluster_threads} * cg.cluster_points_per_thread();
+    INFO("n = " << n << ": " << cg.cluster_blocks() << " blocks, " << cg.cluster_points_per_thread()
+                << " unknowns a thread, largest cluster " << largest);
+    CHECK(cg.cluster_blocks() == (n * n + per_block - 1) / per_block);  // every block owns some unknowns
+    CHECK(cg.cluster_blocks() <= largest);
+    // The fewest unknowns a thread: half as many would need a larger cluster than the device runs.
+    if (cg.cluster_points_per_thread() > 1) CHECK(2 * n * n > largest * per_block);
+  }
+  const std::int64_t too_large = static_cast<std::int64_t>(std::sqrt(static_cast<double>(capacity))) + 1;
+  CHECK_THROWS_AS(Cluster(relax::Poisson5Operator<double>(too_large)), relax::invalid_argument);
+  CHECK_THROWS_WITH(Cluster(relax::Poisson5Operator<double>(too_large)),
+                    Catch::Contains("ClusterResident") && Catch::Contains("PersistentSingleReduction"));
+}
+
+TEST_CASE("ClusterResident runs Chronopoulos-Gear's iterations and is reproducible", "[cg][variants][cluster]") {
+  // The same recurrences and operations on every unknown as PersistentSingleReduction; only the
+  // order of the sums differs (one cluster's blocks instead of a grid's).
+  for (std::int64_t n : {3, 64, 255}) {
+    const auto b = random_vector<double>(n * n, 41 + n);
+    std::vector<double> x1(b.size()), x2(b.size()), x3(b.size());
+    relax::CgOptions opt;
+    opt.rel_tol = 1e-10;
+    const auto single = solve_with<relax::PersistentSingleReduction>(relax::Poisson5Operator<double>(n), b, x1, opt);
+    relax::CG<relax::Poisson5Operator<double>, relax::ClusterResident> cg(relax::Poisson5Operator<double>(n), opt);
+    std::fill(x2.begin(), x2.end(), 0.0);
+    const auto cluster = cg.solve(b, x2);
+    std::fill(x3.begin(), x3.end(), 0.0);
+    const auto again = cg.solve(b, x3);
+    INFO("n = " << n);
+    REQUIRE(cluster.converged());
+    check_close_iterations(cluster.iterations, single.iterations);
+    CHECK(relative_error(x2, x1) <= 1e-8);
+    CHECK(again.iterations == cluster.iterations);
+    CHECK(std::memcmp(x2.data(), x3.data(), x2.size() * sizeof(double)) == 0);
+  }
 }
 
 TEST_CASE("Graph runs Fused's iterations: the same count and bits at any check interval", "[cg][variants]") {

@@ -19,6 +19,14 @@
 //! - `PersistentSingleReduction` — Chronopoulos–Gear CG in one cooperative kernel: (r, r) and
 //!   (A r, r) in one reduction, so one grid barrier per iteration (`cg_persistent_single`);
 //!   standard CG's iterates in exact arithmetic, with α from a recurrence;
+//! - `ClusterResident` — Chronopoulos–Gear CG (`PersistentSingleReduction`'s recurrences and
+//!   per-unknown operations) in one kernel run by one thread-block cluster that keeps the whole
+//!   problem on chip: each thread's unknowns of x, r, p, s and w in registers, r published in
+//!   distributed shared memory for the rows of A, two hardware cluster barriers an iteration and
+//!   no global-memory traffic between the first load and the last store (`solver/cg_cluster.cuh`).
+//!   For small problems: at most `cluster_capacity()` unknowns (65536, 256², on the H200); a
+//!   larger operator, or a device without clusters (compute capability below 9.0), is a clear
+//!   error at construction;
 //! - `Pipelined` — Ghysels–Vanroose pipelined CG: one fused reduction ((r, r) and (w, r)) per
 //!   iteration, two kernels. Every `CgOptions::replace_interval` iterations a checkpoint computes
 //!   b − A x and its gap to the recurrence residual, on the device: above the bound of
@@ -57,6 +65,7 @@
 #include <relax/core/stream.hpp>
 #include <relax/primitives/cg_updates.cuh>
 #include <relax/primitives/dot.cuh>
+#include <relax/solver/cg_cluster.cuh>
 #include <relax/solver/cg_kernels.cuh>
 #include <relax/strategy/tuning.hpp>
 
@@ -85,6 +94,8 @@ struct Persistent {};
 struct PersistentSingleReduction {};
 //! Ghysels–Vanroose pipelined CG with residual replacement.
 struct Pipelined {};
+//! Chronopoulos–Gear CG in one thread-block cluster, the problem resident on chip.
+struct ClusterResident {};
 
 template <class V>
 struct is_cg_variant : std::false_type {};
@@ -100,6 +111,8 @@ template <>
 struct is_cg_variant<PersistentSingleReduction> : std::true_type {};
 template <>
 struct is_cg_variant<Pipelined> : std::true_type {};
+template <>
+struct is_cg_variant<ClusterResident> : std::true_type {};
 
 namespace detail {
 
@@ -159,6 +172,7 @@ class CG {
   static constexpr bool pipelined = std::is_same_v<Variant, Pipelined>;
   static constexpr bool single_reduction = std::is_same_v<Variant, PersistentSingleReduction>;
   static constexpr bool persistent = std::is_same_v<Variant, Persistent> || single_reduction;
+  static constexpr bool cluster = std::is_same_v<Variant, ClusterResident>;
   static_assert(!fused_family || detail::has_rows<Operator>::value,
                 "relax::CG<Operator, Variant>: the fused variants (Fused, Graph, Persistent, "
                 "Pipelined) apply A inside their own kernels and need Operator::rows() (see "
@@ -178,7 +192,7 @@ class CG {
         scalars_(4),
         status_(1),
         host_(4),
-        p2_(fused_family ? static_cast<std::size_t>(op_.size()) : 0),
+        p2_(fused_family && !cluster ? static_cast<std::size_t>(op_.size()) : 0),
         w_(pipelined || single_reduction ? static_cast<std::size_t>(op_.size()) : 0),
         m_(pipelined || single_reduction ? static_cast<std::size_t>(op_.size()) : 0),
         z_(pipelined || single_reduction ? static_cast<std::size_t>(op_.size()) : 0),
@@ -187,6 +201,7 @@ class CG {
         host_state_(fused_family ? 1 : 0),
         partials_(pipelined ? 4 * detail::dot_blocks : 0) {
     if constexpr (persistent) size_persistent_grid();
+    if constexpr (cluster) size_cluster();
     // Every read-back copies the status word; the first one (‖b‖ at the start of a solve) comes
     // before any kernel has written it.
     RELAX_CUDA_CHECK(cudaMemsetAsync(status_.data(), 0, sizeof(int), stream_.get()));
@@ -195,6 +210,19 @@ class CG {
 
   //! Blocks of the persistent kernel's grid (0 for the other variants).
   int persistent_blocks() const { return persistent_blocks_; }
+
+  //! `ClusterResident`: blocks of the cluster and unknowns a thread keeps (0 for the other variants).
+  int cluster_blocks() const { return cluster_blocks_; }
+  int cluster_points_per_thread() const { return cluster_points_; }
+
+  //! The most unknowns `ClusterResident` keeps on chip on the current device: the largest
+  //! cluster it can launch there, times `tuning::cg_cluster_threads`, times
+  //! `tuning::cg_cluster_max_points_per_thread`. 0 where the device has no clusters.
+  static std::int64_t cluster_capacity() {
+    if (!cluster_launch_supported()) return 0;
+    constexpr int most = tuning::cg_cluster_max_points_per_thread;
+    return std::int64_t{largest_cluster(cluster_kernel(most))} * detail::cluster_cg_points<most>;
+  }
 
   //! Test hook (persistent variants): the grid barriers wait for `blocks` more blocks than the
   //! grid has, so none completes and the solve ends with `relax::device_loop_error` after
@@ -370,7 +398,12 @@ class CG {
         report.history.push_back({offset + s.iterations, StopCriterion::relative(std::sqrt(s.rr), report.rhs_norm)});
     };
     const double replace_below = options_.replace_until_for(sizeof(T)) * options_.threshold(report.rhs_norm);
-    if constexpr (persistent) {
+    if constexpr (cluster) {
+      launch_cluster(x, stream);
+      const auto s = read_state(stream);
+      record(s);
+      return s;
+    } else if constexpr (persistent) {
       launch_persistent(x, stream);
       const auto s = read_state(stream);  // also waits for the barrier word's copy
       require_barrier_completed();
@@ -550,6 +583,100 @@ class CG {
                               "be holding SMs)");
   }
 
+  // ClusterResident: the kernel of `points` unknowns a thread.
+  static auto cluster_kernel(int points) {
+    using Rows = typename Operator::rows_type;
+    switch (points) {
+      case 1: return &detail::cg_cluster_resident<T, Rows, 1>;
+      case 2: return &detail::cg_cluster_resident<T, Rows, 2>;
+      case 4: return &detail::cg_cluster_resident<T, Rows, 4>;
+      default: return &detail::cg_cluster_resident<T, Rows, 8>;
+    }
+  }
+  static_assert(tuning::cg_cluster_max_points_per_thread == 8, "cluster_kernel instantiates 1, 2, 4 and 8");
+
+  static bool cluster_launch_supported() {
+    int device = 0, major = 0, clusters = 0;
+    RELAX_CUDA_CHECK(cudaGetDevice(&device));
+    RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device));
+    return major >= 9 && clusters != 0;
+  }
+
+  // The largest cluster of `kernel` the device can run (non-portable sizes allowed: 16 on the
+  // H200, where 8 is the portable limit). Loads the kernel (no lazy load at the solve).
+  template <class Kernel>
+  static int largest_cluster(Kernel kernel) {
+    cudaFuncAttributes attributes{};
+    RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    if (attributes.ptxVersion < 90)
+      throw unavailable_error("relax::CG<Operator, ClusterResident>: its kernel was compiled for compute capability " +
+                              std::to_string(attributes.ptxVersion) +
+                              ", below the 9.0 that clusters need; add sm_90 or later to the architectures it is "
+                              "built for, or use relax::PersistentSingleReduction");
+    RELAX_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(1);
+    config.blockDim = dim3(tuning::cg_cluster_threads);
+    int largest = 0;
+    RELAX_CUDA_CHECK(cudaOccupancyMaxPotentialClusterSize(&largest, kernel, &config));
+    return largest;
+  }
+
+  // ClusterResident: the fewest unknowns a thread (1, 2, 4, 8) that lets one cluster hold the
+  // operator, and so as many blocks (SMs) as the device's largest cluster allows.
+  void size_cluster() {
+    if (!cluster_launch_supported())
+      throw unavailable_error("relax::CG<Operator, ClusterResident> needs thread-block clusters (compute capability "
+                              "9.0 or later), which this device does not have; use relax::PersistentSingleReduction");
+    const std::int64_t n = op_.size();
+    for (int points = 1; points <= tuning::cg_cluster_max_points_per_thread; points *= 2) {
+      const auto kernel = cluster_kernel(points);
+      const std::int64_t blocks = detail::tile_count(n, std::int64_t{tuning::cg_cluster_threads} * points);
+      if (blocks > largest_cluster(kernel)) continue;
+      cudaLaunchConfig_t config{};
+      cudaLaunchAttribute attribute{};
+      cluster_config(config, attribute, static_cast<int>(blocks), nullptr);
+      int resident = 0;
+      RELAX_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&resident, kernel, &config));
+      if (resident < 1)
+        throw unavailable_error("relax::CG<Operator, ClusterResident>: a cluster of " + std::to_string(blocks) +
+                                " blocks of " + std::to_string(tuning::cg_cluster_threads) +
+                                " threads cannot be resident on this device; use relax::PersistentSingleReduction");
+      cluster_blocks_ = static_cast<int>(blocks);
+      cluster_points_ = points;
+      return;
+    }
+    throw invalid_argument("operator size", std::to_string(n),
+                           "at most " + std::to_string(cluster_capacity()) +
+                               " unknowns, what relax::ClusterResident keeps on chip in one cluster on this device "
+                               "(use relax::PersistentSingleReduction for larger problems)");
+  }
+
+  static void cluster_config(cudaLaunchConfig_t& config, cudaLaunchAttribute& attribute, int blocks,
+                             cudaStream_t stream) {
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = static_cast<unsigned>(blocks);
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.gridDim = dim3(static_cast<unsigned>(blocks));
+    config.blockDim = dim3(tuning::cg_cluster_threads);
+    config.dynamicSmemBytes = 0;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+  }
+
+  // One launch for the whole solve; the host's start left r = b − A x in r_.
+  void launch_cluster(T* x, cudaStream_t stream) {
+    cudaLaunchConfig_t config{};
+    cudaLaunchAttribute attribute{};
+    cluster_config(config, attribute, cluster_blocks_, stream);
+    const T* r = r_.data();
+    RELAX_CUDA_CHECK(cudaLaunchKernelEx(&config, cluster_kernel(cluster_points_), op_.rows(), op_.size(), x, r,
+                                        state_.data()));
+  }
+
   detail::CgDeviceState read_state(cudaStream_t stream) {
     RELAX_CUDA_CHECK(cudaMemcpyAsync(host_state_.data(), state_.data(), sizeof(detail::CgDeviceState),
                                      cudaMemcpyDeviceToHost, stream));
@@ -597,6 +724,7 @@ class CG {
   PinnedBuffer<detail::CgDeviceState> host_state_;
   DeviceBuffer<double> partials_;    // Pipelined: two sums per block; Persistent: pq and rr (and two parities)
   int persistent_blocks_ = 0;
+  int cluster_blocks_ = 0, cluster_points_ = 0;  // ClusterResident
   DeviceBuffer<detail::GridBarrierState> barrier_;  // the persistent variants' grid barrier
   PinnedBuffer<detail::GridBarrierState> host_barrier_;
   static constexpr std::uint64_t default_barrier_timeout_ns = 20'000'000'000ull;  // 20 s: a barrier takes µs

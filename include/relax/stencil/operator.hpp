@@ -54,14 +54,20 @@ struct StencilRows {
   }
 
   //! (A v)_k, with v read through `load` (the interface of the fused CG kernels).
-  //! In 2D one division splits k (the fused kernels call this once per unknown and iteration).
+  //! In 2D one division splits k (the fused kernels call this once per unknown and iteration),
+  //! in 32 bits where the box has fewer than 2³² unknowns (on the GPU a 64-bit division is a
+  //! call of several times the instructions; the quotient is the same).
   template <class Load>
   RELAX_HOST_DEVICE value_type row(std::int64_t k, const Load& load) const {
+    const bool narrow = size() <= std::int64_t{0xffffffff};
+    auto divide = [narrow](std::int64_t a, std::int64_t b) -> std::int64_t {
+      return narrow ? std::int64_t{static_cast<std::uint32_t>(a) / static_cast<std::uint32_t>(b)} : a / b;
+    };
     if constexpr (S::rank == 2) {
-      const std::int64_t y = k / nx;
+      const std::int64_t y = divide(k, nx);
       return row_at(k - y * nx, y, 0, load);
     } else {
-      const std::int64_t plane = nx * ny, z = k / plane, rest = k - z * plane, y = rest / nx;
+      const std::int64_t plane = nx * ny, z = divide(k, plane), rest = k - z * plane, y = divide(rest, nx);
       return row_at(rest - y * nx, y, z, load);
     }
   }

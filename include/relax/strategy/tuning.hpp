@@ -109,6 +109,14 @@ inline constexpr int resident_threads = 512;
 //! 132 blocks, 2.12 with 1056; docs/results/h200/bench_barrier_v1.json); not yet tuned on CG.
 inline constexpr long long cg_persistent_points_per_thread = 2;
 
+//! `ClusterResident` CG (`solver/cg_cluster.cuh`): threads a block and the most unknowns a thread
+//! keeps in registers (x, r, p, s and w of each: 80 registers at 8 unknowns in float64, under
+//! the 128 that 512 threads a block leave). One cluster of at most the device's largest
+//! cluster (16 blocks on the H200) thus holds 16 · 512 · 8 = 65536 unknowns, 256². Not yet
+//! tuned on the GPU.
+inline constexpr int cg_cluster_threads = 512;
+inline constexpr int cg_cluster_max_points_per_thread = 8;
+
 //! The residual norm's block shape: the access pattern of the Sync sweep with the row depth that
 //! measured fastest for it out of L2 (above); not tuned separately.
 inline constexpr int residual_block_x = 32;
