@@ -86,11 +86,23 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
 #pragma unroll
     for (int t = 0; t <= D; ++t) ring[t * 32 + lane] = rhs[0];
   }
-  for (std::int64_t k = y0 - D - 1; k < y1 + D; ++k) {
+  // Rows counted from the first loaded one in 32 bits (a segment and its 2D + 1 rows of halo fit
+  // in an int on any grid that fits in memory): row k = base + i; the bounds of the rows in the
+  // grid and in the interior, as such counts, clamped to the loop's range.
+  const std::int64_t base = y0 - D - 1;
+  const int steps = static_cast<int>(y1 + D - base);
+  const auto relative = [&](std::int64_t row) {
+    return static_cast<int>(row - base < -2 * D - 2 ? -2 * D - 2 : row - base > steps + 1 ? steps + 1 : row - base);
+  };
+  const int grid_first = relative(0), grid_last = relative(g.ny + 1);
+  const int interior_first = relative(1), interior_last = relative(g.ny);
+  const int stored_first = relative(y0), stored_end = relative(y1);
+  for (int i = 0; i < steps; ++i) {
+    const std::int64_t k = base + i;
     // Level 0 of row k, and b of row k.
     Lane<T> next;
-    const bool row_in_grid = k >= 0 && k <= g.ny + 1;
-    const bool row_interior = k >= 1 && k <= g.ny;
+    const bool row_in_grid = i >= grid_first && i <= grid_last;
+    const bool row_interior = i >= interior_first && i <= interior_last;
 #pragma unroll
     for (int q = 0; q < W; ++q) {
       next.v[q] = row_in_grid && (in_grid >> q & 1u) ? u_col[k * g.pitch + q] : T(0);
@@ -102,7 +114,7 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
     for (int t = 1; t <= D; ++t) {
       // Level t of row r = k − t from level t − 1 of rows r − 1 (up), r (mid), r + 1 (next).
       const std::int64_t r = k - t;
-      const bool update_row = r >= 1 && r <= g.ny;
+      const bool update_row = i - t >= interior_first && i - t <= interior_last;
       const T west = __shfl_up_sync(0xffffffffu, mid[t - 1].v[W - 1], 1);
       const T east = __shfl_down_sync(0xffffffffu, mid[t - 1].v[0], 1);
       Lane<T> level, ring_row;
@@ -127,7 +139,7 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
     }
     // Level D of row k − D.
     const std::int64_t r = k - D;
-    if (r >= y0 && r < y1) {
+    if (i - D >= stored_first && i - D < stored_end) {
 #pragma unroll
       for (int q = 0; q < W; ++q)
         if (stored >> q & 1u) out[r * g.pitch + x0 + lane * W + q] = next.v[q];
