@@ -34,15 +34,27 @@ struct alignas(16) Lane {
 template <int D, class T>
 inline constexpr int strip_kept = 32 * Lane<T>::width - 2 * D;
 
+//! Where the stream keeps b of the D + 1 rows its levels update: in registers (the launched
+//! kernel), read again from global memory at each level (an L1 hit), or in a ring of D + 1 rows
+//! in shared memory that each lane writes and reads for itself (one 16-byte store a row, one
+//! 16-byte load a level; no barrier, since no lane reads another's).
+enum class RhsIn { registers, global, shared };
+
+//! Lanes of the shared ring of b (`RhsIn::shared`) that one warp's strip of depth D needs.
+template <int D>
+inline constexpr int rhs_ring_lanes = 32 * (D + 1);
+
 //! Streams the strip whose first loaded column is `x0` down rows [y0, y1) of the 2D box `g`:
 //! level D of those rows is stored in `out`. Called by all 32 lanes of a warp (`lane` = 0..31).
-//! `ReloadRhs`: level t of row r reads b of row r again (an L1 hit: the warp loaded it t rows
-//! earlier) instead of keeping the last D + 1 rows of b in registers (a third of the registers
-//! at D = 8), for callers that need the registers (the device loop, whose own state stays live).
-template <int D, bool ReloadRhs = false, class S, class T>
+//! `Rhs`: where b of the rows being updated waits (see `RhsIn`); keeping the last D + 1 rows in
+//! registers takes a third of them at D = 8, which callers whose own state stays live (the
+//! device loops) cannot spare. With `RhsIn::shared`, `ring` holds `rhs_ring_lanes<D>` lanes for
+//! this warp (16-byte aligned, in shared memory).
+template <int D, RhsIn Rhs = RhsIn::registers, class S, class T>
 __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u, T* __restrict__ out,
                                              const T* __restrict__ b, const Shape& g, std::int64_t x0,
-                                             std::int64_t y0, std::int64_t y1, int lane) {
+                                             std::int64_t y0, std::int64_t y1, int lane,
+                                             Lane<T>* ring = nullptr) {
   constexpr int W = Lane<T>::width;
   constexpr int strip = 32 * W;
   // Columns of this lane: which exist in the grid, which are interior, which are stored.
@@ -67,30 +79,55 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
   }
   const T* u_col = u + x0 + lane * W;
   const T* b_col = b + x0 + lane * W;
-  for (std::int64_t k = y0 - D - 1; k < y1 + D; ++k) {
+  int slot = 0;  // RhsIn::shared: the ring's row of row k, k mod (D + 1)
+  if constexpr (Rhs == RhsIn::shared) {
+    // The first rows' levels read ring rows not yet written (their values are never stored);
+    // zeros, as in the register ring.
+#pragma unroll
+    for (int t = 0; t <= D; ++t) ring[t * 32 + lane] = rhs[0];
+  }
+  // Rows counted from the first loaded one in 32 bits (a segment and its 2D + 1 rows of halo fit
+  // in an int on any grid that fits in memory): row k = base + i; the bounds of the rows in the
+  // grid and in the interior, as such counts, clamped to the loop's range.
+  const std::int64_t base = y0 - D - 1;
+  const int steps = static_cast<int>(y1 + D - base);
+  const auto relative = [&](std::int64_t row) {
+    return static_cast<int>(row - base < -2 * D - 2 ? -2 * D - 2 : row - base > steps + 1 ? steps + 1 : row - base);
+  };
+  const int grid_first = relative(0), grid_last = relative(g.ny + 1);
+  const int interior_first = relative(1), interior_last = relative(g.ny);
+  const int stored_first = relative(y0), stored_end = relative(y1);
+  for (int i = 0; i < steps; ++i) {
+    const std::int64_t k = base + i;
     // Level 0 of row k, and b of row k.
     Lane<T> next;
-    const bool row_in_grid = k >= 0 && k <= g.ny + 1;
-    const bool row_interior = k >= 1 && k <= g.ny;
+    const bool row_in_grid = i >= grid_first && i <= grid_last;
+    const bool row_interior = i >= interior_first && i <= interior_last;
 #pragma unroll
     for (int q = 0; q < W; ++q) {
       next.v[q] = row_in_grid && (in_grid >> q & 1u) ? u_col[k * g.pitch + q] : T(0);
-      rhs[0].v[q] = row_interior && (interior >> q & 1u) ? b_col[k * g.pitch + q] : T(0);
+      if constexpr (Rhs != RhsIn::global)
+        rhs[0].v[q] = row_interior && (interior >> q & 1u) ? b_col[k * g.pitch + q] : T(0);
     }
+    if constexpr (Rhs == RhsIn::shared) ring[slot * 32 + lane] = rhs[0];
 #pragma unroll
     for (int t = 1; t <= D; ++t) {
       // Level t of row r = k − t from level t − 1 of rows r − 1 (up), r (mid), r + 1 (next).
       const std::int64_t r = k - t;
-      const bool update_row = r >= 1 && r <= g.ny;
+      const bool update_row = i - t >= interior_first && i - t <= interior_last;
       const T west = __shfl_up_sync(0xffffffffu, mid[t - 1].v[W - 1], 1);
       const T east = __shfl_down_sync(0xffffffffu, mid[t - 1].v[0], 1);
-      Lane<T> level;
+      Lane<T> level, ring_row;
+      if constexpr (Rhs == RhsIn::shared) ring_row = ring[(slot >= t ? slot - t : slot - t + D + 1) * 32 + lane];
 #pragma unroll
       for (int q = 0; q < W; ++q) {
         const Neighbours<T, 2> nb{mid[t - 1].v[q], up[t - 1].v[q], next.v[q],
                                   q + 1 < W ? mid[t - 1].v[q + 1] : east, q > 0 ? mid[t - 1].v[q - 1] : west};
         if (update_row && (interior >> q & 1u)) {
-          const T rhs_q = ReloadRhs ? b_col[r * g.pitch + q] : rhs[t].v[q];
+          T rhs_q;
+          if constexpr (Rhs == RhsIn::global) rhs_q = b_col[r * g.pitch + q];
+          else if constexpr (Rhs == RhsIn::shared) rhs_q = ring_row.v[q];
+          else rhs_q = rhs[t].v[q];
           level.v[q] = s.update(nb, g.point<2>(0, r, x0 + lane * W + q), rhs_q);
         } else {
           level.v[q] = mid[t - 1].v[q];
@@ -102,15 +139,16 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
     }
     // Level D of row k − D.
     const std::int64_t r = k - D;
-    if (r >= y0 && r < y1) {
+    if (i - D >= stored_first && i - D < stored_end) {
 #pragma unroll
       for (int q = 0; q < W; ++q)
         if (stored >> q & 1u) out[r * g.pitch + x0 + lane * W + q] = next.v[q];
     }
-    if constexpr (!ReloadRhs) {
+    if constexpr (Rhs == RhsIn::registers) {
 #pragma unroll
       for (int t = D; t > 0; --t) rhs[t] = rhs[t - 1];
     }
+    slot = slot == D ? 0 : slot + 1;
   }
 }
 

@@ -354,7 +354,8 @@ __device__ __forceinline__ void stream_group(const S& s, const T* u, T* out, con
     const std::int64_t strip = group * stream_warps_per_block + threadIdx.y;
     const std::int64_t x0 = strip * strip_kept<d, T> + 1 - d;
     if (x0 + d > g.nx) return;  // a warp past the last strip (warps work alone in 2D)
-    stream_strip<d, tuning::stream_loop_reloads_rhs>(s, u, out, b, g, x0, y0, y1, threadIdx.x);
+    stream_strip<d, tuning::stream_loop_reloads_rhs ? RhsIn::global : RhsIn::registers>(s, u, out, b, g, x0, y0, y1,
+                                                                                        threadIdx.x);
   } else {
     const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<d, T>);
     const std::int64_t x0 = group % tiles_x * plane_columns_kept<d, T> + 1 - plane_ghost_columns<d, T>;
@@ -377,7 +378,11 @@ __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, cons
     const std::int64_t x0 = strip * strip_kept<d, T> + 1 - d;
     const std::int64_t y0 = item / groups * segment + 1;
     if (x0 + d > g.nx) return;  // a warp past the last strip (warps work alone in 2D)
-    stream_strip<d, tuning::stream_loop_reloads_rhs>(s, u, out, b, g, x0, y0, min(y0 + segment, g.ny + 1), threadIdx.x);
+    constexpr RhsIn rhs = tuning::stream_loop_rhs_ring    ? RhsIn::shared
+                          : tuning::stream_loop_reloads_rhs ? RhsIn::global
+                                                            : RhsIn::registers;
+    stream_strip<d, rhs>(s, u, out, b, g, x0, y0, min(y0 + segment, g.ny + 1), threadIdx.x,
+                         queue + threadIdx.y * rhs_ring_lanes<d>);
   } else {
     const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<d, T>);
     const std::int64_t tiles_y = tile_count(g.ny, plane_rows_kept<d>);
@@ -403,7 +408,7 @@ __global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? tuning:
     persistent_stream_kernel(S s, T* u, T* w, const T* __restrict__ b, Shape g, std::int64_t segment,
                              DeviceLoopPlan plan, DeviceLoopState<T>* state, DeviceLoopStepReport<T>* reports,
                              arith::bits_t<T>* history) {
-  extern __shared__ __align__(16) unsigned char queue_bytes[];  // 3D: the plane queue
+  extern __shared__ __align__(16) unsigned char queue_bytes[];  // 3D: the plane queue; 2D: the warps' rings of b
   Lane<T>* const queue = reinterpret_cast<Lane<T>*>(queue_bytes);
   DeviceLoopCounters<T, Laddered> loop(plan, state, reports, history);
   run_passes<32, stream_block_y<Rank>, Rank == 2 ? 8 : 4, Rank, D>(loop, plan, s, u, w, b, g, [&](const T* src, T* dst, int d) {
@@ -937,7 +942,10 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
     detail::require_ladder_within(plan, D, "DeviceLoop<TemporalBlock<" + std::to_string(D) + ", ColumnStream>>");
     const detail::Shape g = detail::shape_of(u.layout());
     auto k = kernel<S, T>(plan.laddered);
-    const std::size_t bytes = S::rank == 3 ? detail::plane_stream_shared_bytes<T>(D) : 0;
+    const std::size_t bytes = S::rank == 3 ? detail::plane_stream_shared_bytes<T>(D)
+                              : tuning::stream_loop_rhs_ring
+                                  ? sizeof(detail::Lane<T>) * detail::rhs_ring_lanes<D> * detail::stream_warps_per_block
+                                  : 0;
     if constexpr (S::rank == 3) {
       cudaFuncAttributes attributes{};
       RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, k));

@@ -42,12 +42,22 @@ inline constexpr int peer_stream_blocks_per_sm = RELAX_TUNING_PEER_STREAM_BLOCKS
 #else
 inline constexpr int peer_stream_blocks_per_sm = stream_loop_blocks_per_sm;
 #endif
-//! The streamed device loop reads b again at each level (`stream_strip<D, true>`) instead of
+//! The multi-sub-domain streamed loop reads b again at each level (`RhsIn::global`) instead of
 //! keeping D + 1 rows of it in registers, so the kernel fits its 128 registers.
 #ifdef RELAX_TUNING_STREAM_LOOP_RELOADS_RHS
 inline constexpr bool stream_loop_reloads_rhs = RELAX_TUNING_STREAM_LOOP_RELOADS_RHS;
 #else
 inline constexpr bool stream_loop_reloads_rhs = true;
+#endif
+//! The single-domain streamed device loop in 2D keeps b in a ring in shared memory (`RhsIn::
+//! shared`) rather than reading it again at each level: read again (the form measured, 0.63x
+//! the launched stream at 16384², ten steps at r = 10) its row loop issues 633 instructions and
+//! 36 loads a row against the launched kernel's 546 and 8 (SASS, D = 8); the ring costs one
+//! 16-byte store a row and one 16-byte load a level. Not yet measured on a GPU.
+#ifdef RELAX_TUNING_STREAM_LOOP_RHS_RING
+inline constexpr bool stream_loop_rhs_ring = RELAX_TUNING_STREAM_LOOP_RHS_RING;
+#else
+inline constexpr bool stream_loop_rhs_ring = true;
 #endif
 
 //! `TemporalBlock<D, ColumnStream>` in 3D (`agent/plane_stream.cuh`): warps per block and rows
