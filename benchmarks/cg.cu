@@ -12,6 +12,8 @@
 //                                    NVIDIA's conjugateGradient sample
 //   cg_iter/reference_openmp/<T>/N:n relax::reference::cg with all OpenMP threads, and
 //   cg_iter/reference_serial/<T>/N:n with one thread
+//   cg_iter/relax_<variant>/f64/csr:1138_bus  the fused variants on a real SPD matrix of 1138 rows
+//                                    (tests/data/suitesparse), the fixed count
 //   cg_solve/<path>/<T>/N:n          the same paths to ‖r‖ ≤ 1e-8 ‖b‖ (relax checks every 10
 //                                    iterations; the library path checks every iteration)
 //
@@ -22,6 +24,7 @@
 #include <relax/reference/cg.hpp>
 #include <relax/solver/cg.cuh>
 #include <relax/sparse/device_csr.cuh>
+#include <relax/sparse/matrix_market.hpp>
 #include <relax/stencil/operator.cuh>
 
 #include <cublas_v2.h>
@@ -135,10 +138,10 @@ constexpr int vectors_per_iteration() {
   else return 9;
 }
 
-// relax's CG with `Operator`; `to_tol` runs to 1e-8 instead of a fixed count.
-template <class T, class Variant = relax::Unfused, class Operator>
-void relax_cg(benchmark::State& state, Operator op, bool csr, bool to_tol) {
-  const std::int64_t n = state.range(0);
+// relax's CG with `Operator` from x = 0 with b = 1, timed; `to_tol` runs to 1e-8 instead of a
+// fixed count. Returns the last solve's report (reported as skipped if it should have converged).
+template <class T, class Variant, class Operator>
+relax::CgReport timed_cg(benchmark::State& state, Operator op, bool to_tol) {
   relax::CgOptions opt;
   if (to_tol) {
     opt.rel_tol = 1e-8;
@@ -150,8 +153,8 @@ void relax_cg(benchmark::State& state, Operator op, bool csr, bool to_tol) {
     opt.max_iterations = fixed_iterations;
     opt.check_interval = fixed_iterations;
   }
+  const auto b = ones<T>(op.size());
   relax::CG<Operator, Variant> cg(std::move(op), opt);
-  const auto b = ones<T>(n * n);
   relax::DeviceBuffer<T> db(b.size()), dx(b.size());
   // On the solver's stream: legacy-stream copies are not ordered with it (non-blocking).
   RELAX_CUDA_CHECK(cudaMemcpyAsync(db.data(), b.data(), db.bytes(), cudaMemcpyHostToDevice, cg.stream()));
@@ -168,6 +171,14 @@ void relax_cg(benchmark::State& state, Operator op, bool csr, bool to_tol) {
                             std::to_string(last.relative_residual());
     state.SkipWithError(why.c_str());
   }
+  return last;
+}
+
+// relax's CG on the n² Poisson problem (`csr`: its matrix in CSR).
+template <class T, class Variant = relax::Unfused, class Operator>
+void relax_cg(benchmark::State& state, Operator op, bool csr, bool to_tol) {
+  const std::int64_t n = state.range(0);
+  const relax::CgReport last = timed_cg<T, Variant>(state, std::move(op), to_tol);
   const double vector_bytes = static_cast<double>(n) * static_cast<double>(n) * sizeof(T);
   const double bytes = std::is_same_v<Variant, relax::Unfused>
                            ? bytes_per_iter<T>(n, csr)
@@ -184,6 +195,23 @@ void BM_relax(benchmark::State& state, bool to_tol) {
 template <class T>
 void BM_relax_csr(benchmark::State& state, bool to_tol) {
   relax_cg<T>(state, relax::CsrOperator<T>(cached_csr<T>(state.range(0))), true, to_tol);
+}
+
+// cg_iter/relax_<variant>/f64/csr:<name>: a real SPD matrix of tests/data/suitesparse (1138_bus,
+// 1138 rows: the issue's "CSR of about 1000 rows"), b = 1, the fixed iteration count.
+template <class Variant>
+void BM_relax_real(benchmark::State& state, const std::string& name) {
+  static std::map<std::string, relax::Csr<double>> cache;
+  auto found = cache.find(name);
+  if (found == cache.end())
+    found = cache.emplace(name, relax::read_matrix_market<double>(std::string(RELAX_BENCH_DATA_DIR) + "/suitesparse/" +
+                                                                  name + ".mtx")).first;
+  const relax::Csr<double>& a = found->second;
+  const relax::CgReport last = timed_cg<double, Variant>(state, relax::CsrOperator<double>(a), false);
+  const double vectors = static_cast<double>(a.rows) * sizeof(double) * vectors_per_iteration<Variant>();
+  const double matrix = static_cast<double>(a.nnz()) * (sizeof(double) + 4) + static_cast<double>(a.rows + 1) * 8;
+  report(state, last.time_ms / static_cast<double>(last.iterations), static_cast<double>(last.iterations),
+         kernels_per_iteration<Variant>(), vectors + matrix);
 }
 
 // The library path (cuSPARSE + cuBLAS, host scalars), after NVIDIA's conjugateGradient sample.
@@ -370,9 +398,22 @@ void register_type() {
         ->Unit(benchmark::kMillisecond);
 }
 
+template <class Variant>
+void register_real(const char* variant, const char* matrix) {
+  benchmark::RegisterBenchmark(("cg_iter/" + std::string(variant) + "/f64/csr:" + matrix).c_str(),
+                               [name = std::string(matrix)](benchmark::State& s) { BM_relax_real<Variant>(s, name); })
+      ->UseManualTime()
+      ->Iterations(3)
+      ->Unit(benchmark::kMillisecond);
+}
+
 const bool registered = [] {
   register_type<float>();
   register_type<double>();
+  register_real<relax::Graph>("relax_graph", "1138_bus");
+  register_real<relax::Persistent>("relax_persistent", "1138_bus");
+  register_real<relax::PersistentSingleReduction>("relax_persistent_single", "1138_bus");
+  register_real<relax::ClusterResident>("relax_cluster", "1138_bus");
   return true;
 }();
 
