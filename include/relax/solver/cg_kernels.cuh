@@ -16,6 +16,7 @@
 #include <relax/primitives/reduce.cuh>
 #include <relax/core/arith.hpp>
 #include <relax/stencil/operator.hpp>
+#include <relax/strategy/tuning.hpp>
 
 #include <cooperative_groups.h>
 #include <cub/block/block_reduce.cuh>
@@ -220,7 +221,7 @@ __global__ void __launch_bounds__(dot_block)
 //! every fused variant; a denominator δ' − β' γ' / α (pᵀAp) that is not > 0 is a breakdown.
 //! `v[0]`, `v[1]`: the two arrays of r, w and s in that order (v[2 k + parity]).
 template <class T, class Rows>
-__global__ void __launch_bounds__(dot_block)
+__global__ void __launch_bounds__(dot_block, 2)  // 128 registers: the batch's loads in flight without spilling
     cg_persistent_single(Rows a, std::int64_t n, T* __restrict__ x, T* r0, T* r1, T* w0, T* w1, T* s0, T* s1,
                          T* __restrict__ p, CgDeviceState* st, double* partials, GridBarrier barrier) {
   CgDeviceState s = *st;
@@ -262,18 +263,34 @@ __global__ void __launch_bounds__(dot_block)
     auto direction_s = [=](std::int64_t j) { return first_iteration ? w[j] : arith::add(w[j], arith::mul(be, s_old[j])); };
     auto residual = [=](std::int64_t j) { return arith::sub(r[j], arith::mul(al, direction_s(j))); };
     SumPair sums;
-    for (std::int64_t k = first; k < n; k += stride) {
-      const T pk = first_iteration ? r[k] : arith::add(r[k], arith::mul(be, p[k]));
-      const T sk = direction_s(k);
-      const T rk = arith::sub(r[k], arith::mul(al, sk));
-      const T wk = a.row(k, residual);
-      p[k] = pk;
-      s_new[k] = sk;
-      x[k] = arith::add(x[k], arith::mul(al, pk));
-      r_new[k] = rk;
-      w_new[k] = wk;
-      sums.first += static_cast<double>(rk) * static_cast<double>(rk);
-      sums.second += static_cast<double>(wk) * static_cast<double>(rk);
+    // A batch of a thread's unknowns at a time, every load of the batch before any store: the
+    // stores may alias r, w and s for the compiler (the arrays alternate), so a loop that stored
+    // each unknown before reading the next waited for one round trip to L2 per unknown.
+    constexpr int batch = static_cast<int>(tuning::cg_persistent_points_per_thread);
+    for (std::int64_t k0 = first; k0 < n; k0 += batch * stride) {
+      T pk[batch], sk[batch], rk[batch], wk[batch], xk[batch];
+#pragma unroll
+      for (int b = 0; b < batch; ++b) {
+        const std::int64_t k = k0 + b * stride;
+        if (k >= n) continue;
+        pk[b] = first_iteration ? r[k] : arith::add(r[k], arith::mul(be, p[k]));
+        sk[b] = direction_s(k);
+        rk[b] = arith::sub(r[k], arith::mul(al, sk[b]));
+        wk[b] = a.row(k, residual);
+        xk[b] = x[k];
+      }
+#pragma unroll
+      for (int b = 0; b < batch; ++b) {  // the unknowns in the same order as one at a time: the same sums
+        const std::int64_t k = k0 + b * stride;
+        if (k >= n) continue;
+        p[k] = pk[b];
+        s_new[k] = sk[b];
+        x[k] = arith::add(xk[b], arith::mul(al, pk[b]));
+        r_new[k] = rk[b];
+        w_new[k] = wk[b];
+        sums.first += static_cast<double>(rk[b]) * static_cast<double>(rk[b]);
+        sums.second += static_cast<double>(wk[b]) * static_cast<double>(rk[b]);
+      }
     }
     sums = block_sum2(sums);
     if (threadIdx.x == 0) {
