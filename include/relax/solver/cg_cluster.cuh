@@ -118,22 +118,21 @@ __global__ void __launch_bounds__(tuning::cg_cluster_threads, 1)
     pv[m] = sv[m] = wv[m] = T(0);
     published[m * threads + threadIdx.x] = rv[m];
   }
-  cluster.sync();
-  // Before the loop: w = A r and δ = (w, r) (γ = (r, r) is the host's).
-  {
+  // w = A r of the published r, and the cluster's (r, r) (with `gamma`) and (w, r).
+  auto apply_and_reduce = [&](bool gamma) {
     SumPair mine;
 #pragma unroll
     for (int m = 0; m < M; ++m) {
       const std::int64_t k = first + std::int64_t{m} * threads;
       if (k >= n) continue;
       wv[m] = a.row(k, load);
+      if (gamma) mine.first += static_cast<double>(rv[m]) * static_cast<double>(rv[m]);
       mine.second += static_cast<double>(wv[m]) * static_cast<double>(rv[m]);
     }
-    s.pq = all_reduce(mine).second;
-    s.alpha_prev = s.rr / s.pq;
-    if (!(s.pq > 0.0) || !isfinite(s.alpha_prev))
-      s.status = isfinite(s.rr) && isfinite(s.pq) ? cg_breakdown : cg_non_finite;
-  }
+    return all_reduce(mine);
+  };
+  cluster.sync();
+  cg_single_start(s, apply_and_reduce(false).second);  // γ = (r, r) is the host's
   double beta = 0.0;
   while (s.status == cg_ok && !cg_done(s)) {
     const bool first_iteration = s.iterations == 0;  // p and s of iteration −1 are 0 (never read)
@@ -147,33 +146,7 @@ __global__ void __launch_bounds__(tuning::cg_cluster_threads, 1)
       published[m * threads + threadIdx.x] = rv[m];  // every read of the last r ended at the last barrier
     }
     cluster.sync();
-    SumPair mine;
-#pragma unroll
-    for (int m = 0; m < M; ++m) {
-      const std::int64_t k = first + std::int64_t{m} * threads;
-      if (k >= n) continue;
-      wv[m] = a.row(k, load);
-      mine.first += static_cast<double>(rv[m]) * static_cast<double>(rv[m]);
-      mine.second += static_cast<double>(wv[m]) * static_cast<double>(rv[m]);
-    }
-    const SumPair total = all_reduce(mine);
-    ++s.iterations;
-    s.rr_prev = s.rr;
-    s.rr = total.first;
-    s.pq = total.second;
-    if (!isfinite(s.rr)) {
-      s.status = cg_non_finite;
-      break;
-    }
-    if (cg_done(s)) break;
-    beta = s.rr / s.rr_prev;
-    const double denominator = s.pq - beta * s.rr / s.alpha_prev;  // pᵀAp of the next direction
-    const double alpha = s.rr / denominator;
-    if (!(denominator > 0.0) || !isfinite(alpha) || !isfinite(beta)) {
-      s.status = isfinite(denominator) && isfinite(beta) ? cg_breakdown : cg_non_finite;
-      break;
-    }
-    s.alpha_prev = alpha;
+    if (!cg_single_step(s, apply_and_reduce(true), beta)) break;
   }
   // Every block takes the same decisions, so all arrive here; none leaves while another may
   // still read its partial.

@@ -205,6 +205,39 @@ __global__ void __launch_bounds__(dot_block)
   if (blockIdx.x == 0 && threadIdx.x == 0) *st = s;
 }
 
+//! Chronopoulos–Gear's α before its first iteration, from δ = (A r, r) (γ = (r, r) is the host's),
+//! or the status that ends the solve. Shared by `cg_persistent_single` and `cg_cluster_resident`.
+__device__ inline void cg_single_start(CgDeviceState& s, double delta) {
+  s.pq = delta;
+  s.alpha_prev = s.rr / s.pq;
+  if (!(s.pq > 0.0) || !isfinite(s.alpha_prev))
+    s.status = isfinite(s.rr) && isfinite(s.pq) ? cg_breakdown : cg_non_finite;
+}
+
+//! Chronopoulos–Gear after an iteration's reduction (`total`: γ' = (r', r'), δ' = (A r', r')):
+//! counts the iteration, then β' (into `beta`) and α' for the next one. False where the solve
+//! stops: the criterion decided, or a non-finite or non-positive scalar set the status.
+__device__ inline bool cg_single_step(CgDeviceState& s, const SumPair& total, double& beta) {
+  ++s.iterations;
+  s.rr_prev = s.rr;
+  s.rr = total.first;
+  s.pq = total.second;
+  if (!isfinite(s.rr)) {
+    s.status = cg_non_finite;
+    return false;
+  }
+  if (cg_done(s)) return false;
+  beta = s.rr / s.rr_prev;
+  const double denominator = s.pq - beta * s.rr / s.alpha_prev;  // pᵀAp of the next direction
+  const double alpha = s.rr / denominator;
+  if (!(denominator > 0.0) || !isfinite(alpha) || !isfinite(beta)) {
+    s.status = isfinite(denominator) && isfinite(beta) ? cg_breakdown : cg_non_finite;
+    return false;
+  }
+  s.alpha_prev = alpha;
+  return true;
+}
+
 //! Chronopoulos–Gear CG (`PersistentSingleReduction`) in one cooperative kernel: one fused
 //! reduction, γ = (r, r) and δ = (w, r) with w = A r, and so one grid barrier per iteration
 //! (standard CG needs two: (p, A p), then (r, r)). Iteration i, from α, β (β = 0 at i = 0):
@@ -242,12 +275,7 @@ __global__ void __launch_bounds__(dot_block, 2)  // 128 registers: the batch's l
     delta = block_sum(delta);
     if (threadIdx.x == 0) deltas(1)[blockIdx.x] = delta;
     if (!barrier.arrive_and_wait()) s.status = cg_barrier_failed;
-    if (s.status == cg_ok) {
-      s.pq = ordered_sum(deltas(1), blocks);
-      s.alpha_prev = s.rr / s.pq;
-      if (!(s.pq > 0.0) || !isfinite(s.alpha_prev))
-        s.status = isfinite(s.rr) && isfinite(s.pq) ? cg_breakdown : cg_non_finite;
-    }
+    if (s.status == cg_ok) cg_single_start(s, ordered_sum(deltas(1), blocks));
   }
   double beta = 0.0;
   while (s.status == cg_ok && !cg_done(s)) {
@@ -301,24 +329,7 @@ __global__ void __launch_bounds__(dot_block, 2)  // 128 registers: the batch's l
       s.status = cg_barrier_failed;
       break;
     }
-    const SumPair total = ordered_sum2(gammas(i), deltas(i), blocks);
-    ++s.iterations;
-    s.rr_prev = s.rr;
-    s.rr = total.first;
-    s.pq = total.second;
-    if (!isfinite(s.rr)) {
-      s.status = cg_non_finite;
-      break;
-    }
-    if (cg_done(s)) break;
-    beta = s.rr / s.rr_prev;
-    const double denominator = s.pq - beta * s.rr / s.alpha_prev;  // pᵀAp of the next direction
-    const double alpha = s.rr / denominator;
-    if (!(denominator > 0.0) || !isfinite(alpha) || !isfinite(beta)) {
-      s.status = isfinite(denominator) && isfinite(beta) ? cg_breakdown : cg_non_finite;
-      break;
-    }
-    s.alpha_prev = alpha;
+    if (!cg_single_step(s, ordered_sum2(gammas(i), deltas(i), blocks), beta)) break;
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) *st = s;
 }

@@ -53,7 +53,10 @@ inline constexpr bool stream_loop_reloads_rhs = true;
 //! shared`) rather than reading it again at each level: read again (the form measured, 0.63x
 //! the launched stream at 16384², ten steps at r = 10) its row loop issues 633 instructions and
 //! 36 loads a row against the launched kernel's 546 and 8 (SASS, D = 8); the ring costs one
-//! 16-byte store a row and one 16-byte load a level. Not yet measured on a GPU.
+//! 16-byte store a row and one 16-byte load a level. Measured on the H200 (2026-12-03, with the
+//! column stream's 32-bit row bounds; docs/results/h200/bench_ring_ab_{main,ring}_*.json, ten
+//! steps at r = 10): 16384² 1099 ms against the launched stream's 892 (0.81x; 0.63x read
+//! again), 4096² 88.5 ms against 108 read again (the launched stream 103).
 #ifdef RELAX_TUNING_STREAM_LOOP_RHS_RING
 inline constexpr bool stream_loop_rhs_ring = RELAX_TUNING_STREAM_LOOP_RHS_RING;
 #else
