@@ -254,7 +254,7 @@ __device__ inline bool cg_single_step(CgDeviceState& s, const SumPair& total, do
 //! every fused variant; a denominator δ' − β' γ' / α (pᵀAp) that is not > 0 is a breakdown.
 //! `v[0]`, `v[1]`: the two arrays of r, w and s in that order (v[2 k + parity]).
 template <class T, class Rows>
-__global__ void __launch_bounds__(dot_block, 2)  // 128 registers: the batch's loads in flight without spilling
+__global__ void __launch_bounds__(dot_block, 3)
     cg_persistent_single(Rows a, std::int64_t n, T* __restrict__ x, T* r0, T* r1, T* w0, T* w1, T* s0, T* s1,
                          T* __restrict__ p, CgDeviceState* st, double* partials, GridBarrier barrier) {
   CgDeviceState s = *st;
