@@ -265,6 +265,35 @@ TEST_CASE("the Poisson stencils' rows: 4c minus the neighbours inside the box, z
   CHECK_THROWS_AS(relax::stencil_rows(relax::Poisson7<double>{}, relax::Extents(4, 4)), relax::invalid_argument);
 }
 
+TEST_CASE("StencilRows::row splits an unknown's index as row_at expects, in 32 bits and beyond",
+          "[cg][reference][stencil_operator]") {
+  // row(k) divides in 32 bits where the box has fewer than 2³² unknowns and in 64 beyond; both
+  // must give the point row_at(x, y, z) gives with a 64-bit division. No vector is allocated: the
+  // load reads a value made from the index, so boxes of billions of unknowns cost nothing.
+  auto load = [](std::int64_t j) { return static_cast<double>(j % 1000003) - 500000.0; };
+  auto check = [&](const auto& rows, std::int64_t k) {
+    const std::int64_t plane = rows.nx * rows.ny, z = k / plane, y = (k - z * plane) / rows.nx;
+    const std::int64_t x = k - z * plane - y * rows.nx;
+    INFO("box " << rows.nx << " x " << rows.ny << " x " << rows.nz << ", k = " << k);
+    CHECK(rows.row(k, load) == rows.row_at(x, y, z, load));
+  };
+  const std::int64_t two32 = std::int64_t{1} << 32;
+  for (const relax::Extents& e : {relax::Extents(70, 1000), relax::Extents(1, 57), relax::Extents(57, 1),
+                                  relax::Extents(65536, 65535), relax::Extents(100000, 50000)}) {
+    const auto rows = relax::stencil_rows(relax::Poisson5<double>{}, e);
+    for (std::int64_t k : {std::int64_t{0}, std::int64_t{1}, e.nx - 1, e.nx, rows.size() / 2, rows.size() - 1,
+                           two32 - 1, two32, two32 + 1})
+      if (k < rows.size()) check(rows, k);
+  }
+  for (const relax::Extents& e : {relax::Extents(33, 17, 5), relax::Extents(1, 1, 64), relax::Extents(2048, 2048, 1023),
+                                  relax::Extents(3000, 2000, 1000)}) {
+    const auto rows = relax::stencil_rows(relax::Poisson7<double>{}, e);
+    for (std::int64_t k : {std::int64_t{0}, e.nx * e.ny - 1, e.nx * e.ny, rows.size() / 3, rows.size() - 1,
+                           two32 - 1, two32, two32 + 7})
+      if (k < rows.size()) check(rows, k);
+  }
+}
+
 TEST_CASE("a Jacobi stencil serves as CG's operator on the host", "[cg][reference][stencil_operator]") {
   // Stencil5's A = (1 + 4r) I − r (N + S + E + W) is SPD: CG solves it, and the solution's Jacobi
   // residual (the stencil's own) is small.

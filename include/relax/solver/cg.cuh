@@ -175,7 +175,7 @@ class CG {
   static constexpr bool cluster = std::is_same_v<Variant, ClusterResident>;
   static_assert(!fused_family || detail::has_rows<Operator>::value,
                 "relax::CG<Operator, Variant>: the fused variants (Fused, Graph, Persistent, "
-                "Pipelined) apply A inside their own kernels and need Operator::rows() (see "
+                "PersistentSingleReduction, Pipelined, ClusterResident) apply A inside their own kernels and need Operator::rows() (see "
                 "Poisson5Operator, CsrOperator); use relax::Unfused for other operators");
 
  public:
