@@ -30,8 +30,13 @@ inline constexpr long long stream_target_warps = 4096;
 //! registers at D = 8 (the loop's state stays live around the stream), two blocks an SM, and it
 //! measured 0.49× the launched stream at 16384² (ten steps, r = 10; 2026-12-01, first run of
 //! bench `diffusion_solve/DeviceLoop_Stream8`); four blocks (128 registers, as the launched
-//! stream at D = 8 has) give it the launched stream's warps.
+//! stream at D = 8 has) give it the launched stream's warps. `RELAX_TUNING_STREAM_LOOP_BLOCKS_PER_SM`
+//! overrides it (for measuring: with b in shared memory the loop needs fewer registers).
+#ifdef RELAX_TUNING_STREAM_LOOP_BLOCKS_PER_SM
+inline constexpr int stream_loop_blocks_per_sm = RELAX_TUNING_STREAM_LOOP_BLOCKS_PER_SM;
+#else
 inline constexpr int stream_loop_blocks_per_sm = 4;
+#endif
 //! The CPU-free multi-sub-domain streamed loop (`peer_stream_kernel`, 2D): blocks per SM its
 //! launch bounds are for, the single-domain loop's 4 (128 registers). Measured on the H200
 //! (2026-12-01, bench_multi_peer_stream{,_blocks3}.json, D = 8, two slabs): 4 blocks 528 µs a
