@@ -124,7 +124,10 @@ inline constexpr int resident_threads = 512;
 //! The persistent CG kernels (`Persistent`, `PersistentSingleReduction`): points per thread that
 //! size the grid (at least one block per SM, at most what is resident), so a small problem runs
 //! on few blocks and its grid barriers are cheaper. Chosen from the barrier's cost (1.10 µs with
-//! 132 blocks, 2.12 with 1056; docs/results/h200/bench_barrier_v1.json); not yet tuned on CG.
+//! 132 blocks, 2.12 with 1056; docs/results/h200/bench_barrier_v1.json). Also the batch of
+//! unknowns `cg_persistent_single` loads before it stores any. Measured on the H200 (2026-12-03,
+//! without the one-block-an-SM floor, bench_cg_points{4,8,16}.json): 4, 8 and 16 a thread took
+//! 8.3, 13.6 and 25.0 µs an iteration at 256², float64, against 6.9 at 2.
 inline constexpr long long cg_persistent_points_per_thread = 2;
 
 //! `ClusterResident` CG (`solver/cg_cluster.cuh`): threads a block and the most unknowns a thread
