@@ -5,7 +5,8 @@
 //   cg_iter/relax_<variant>/<T>/N:n  CG<Poisson5Operator<T>, Variant> (matrix-free), variant one of
 //                                    unfused, fused, graph, persistent, persistent_single,
 //                                    pipelined, cluster (ClusterResident, at N = 256 only: one
-//                                    cluster holds at most 256² unknowns)
+//                                    cluster holds at most 256² unknowns), grid_resident
+//                                    (GridResident, at N = 256 only: it holds at most 520²)
 //   cg_iter/relax_csr/<T>/N:n        CG<CsrOperator<T>, Unfused> on the same matrix in CSR
 //   cg_iter/cusparse_cublas/<T>/N:n  the library path: cuSPARSE SpMV (CSR) + cuBLAS dot/axpy/scal
 //                                    with host scalars (each dot returns to the host), as in
@@ -119,7 +120,8 @@ constexpr int kernels_per_iteration() {
   if constexpr (std::is_same_v<Variant, relax::Unfused>) return 6;  // SpMV, 2 dots, 2 axpys, xpay
   else if constexpr (std::is_same_v<Variant, relax::Persistent> ||
                      std::is_same_v<Variant, relax::PersistentSingleReduction> ||
-                     std::is_same_v<Variant, relax::ClusterResident>)
+                     std::is_same_v<Variant, relax::ClusterResident> ||
+                     std::is_same_v<Variant, relax::GridResident>)
     return 0;  // one launch per solve
   else return 2;  // Fused, Graph (in a graph), Pipelined
 }
@@ -128,12 +130,15 @@ constexpr int kernels_per_iteration() {
 // (read r, p, x; write p, q, x; read q, r; write r: x's update rides on the first kernel's read
 // of p); Pipelined 16 (read r, w; write m; read m, z, s, p, x, r, w; write z, s, p, x, r, w);
 // PersistentSingleReduction 10 (read r, w, s, p, x; write p, s, x, r, w); ClusterResident 0 (its
-// vectors stay in registers and shared memory from the first load to the last store).
+// vectors stay in registers and shared memory from the first load to the last store);
+// GridResident 3 (it publishes r, w and s of every unknown; what its neighbours read back is a few
+// rows a block).
 // Unfused and the library path: bytes_per_iter.
 template <class Variant>
 constexpr int vectors_per_iteration() {
   if constexpr (std::is_same_v<Variant, relax::Pipelined>) return 16;
   else if constexpr (std::is_same_v<Variant, relax::ClusterResident>) return 0;
+  else if constexpr (std::is_same_v<Variant, relax::GridResident>) return 3;
   else if constexpr (std::is_same_v<Variant, relax::PersistentSingleReduction>) return 10;
   else return 9;
 }
@@ -385,6 +390,7 @@ void register_type() {
       add("relax_persistent_single", BM_relax<T, relax::PersistentSingleReduction>);
       add("relax_pipelined", BM_relax<T, relax::Pipelined>);
       if (n <= 256) add("relax_cluster", BM_relax<T, relax::ClusterResident>);
+      if (n <= 256) add("relax_grid_resident", BM_relax<T, relax::GridResident>);
       if (n <= 4096) add("relax_csr", BM_relax_csr<T>);  // the host symmetry check of 3e8 entries is slow
       add("cusparse_cublas", BM_cusparse_cublas<T>);
     }
@@ -414,6 +420,7 @@ const bool registered = [] {
   register_real<relax::Persistent>("relax_persistent", "1138_bus");
   register_real<relax::PersistentSingleReduction>("relax_persistent_single", "1138_bus");
   register_real<relax::ClusterResident>("relax_cluster", "1138_bus");
+  register_real<relax::GridResident>("relax_grid_resident", "1138_bus");
   return true;
 }();
 

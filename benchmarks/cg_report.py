@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 RELAX = ("relax_unfused", "relax_fused", "relax_graph", "relax_persistent", "relax_persistent_single",
-         "relax_pipelined", "relax_cluster")
+         "relax_pipelined", "relax_cluster", "relax_grid_resident")
 NAME = re.compile(r"^(cg_iter|cg_solve)/([a-z_]+)/(f32|f64)/N:(\d+)")
 # The fused variants on the real 1138-row CSR matrix (issue 14: "a CSR of about 1000 rows").
 CSR_NAME = re.compile(r"^cg_iter/([a-z_]+)/f64/csr:1138_bus")

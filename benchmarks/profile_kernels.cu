@@ -82,6 +82,21 @@ int main(int argc, char** argv) {
       "temporal3d2_tile32x8x4_N512", "tiled_sweeps_kernel", 512, 2, 12.0 / 2));
   cases.push_back(launch_once<S3, relax::TemporalBlock<4, relax::ColumnStream>>(
       "temporal3d4_stream_N512", "plane_stream_kernel", 512, 4, 12.0 / 4));
+  // The 2D streamed device loop, one launch of 16 sweeps with a check every 8: two passes of
+  // depth 8 (12 / 8 B per point and sweep each) and two residual folds (u and b: 8 B).
+  {
+    const relax::Extents e(16384, 16384);
+    relax::SolveOptions options;
+    options.tol = 1e-30;
+    options.max_sweeps = 16;
+    relax::Solver<S2, relax::DeviceLoop<relax::TemporalBlock<8, relax::ColumnStream>>, relax::Fixed> solver(
+        e, S2(10.0), relax::Fixed(8), options);
+    auto u = filled<float>(e), b = filled<float>(e);
+    (void)solver.solve(u, b);
+    RELAX_CUDA_CHECK(cudaDeviceSynchronize());
+    cases.push_back({"device_loop_stream8_N16384", "persistent_stream_kernel", static_cast<double>(e.points()), 16,
+                     (2 * 12.0 + 2 * 8.0) / 16});
+  }
   // One CG iteration of each kernel of Unfused, float64, on 4096² unknowns (the operator reads p
   // and writes A p: 16 B per unknown; the other kernels are BLAS-1 updates and dot products).
   {

@@ -1,7 +1,7 @@
 // Every CG variant on the real SPD matrices of tests/data/suitesparse (b = A·1, to 1e-8): each
 // converges with its true residual below the tolerance, the fused variants within a few
-// iterations of Unfused (sums in another order), Chronopoulos-Gear (in a grid or in one
-// cluster) within 1.25 times and
+// iterations of Unfused (sums in another order), Chronopoulos-Gear (in a grid, in one cluster,
+// or resident in a grid's registers) within 1.25 times and
 // Pipelined within 1.5 times Unfused's count, Pipelined
 // switching to standard CG where the reference does (CgOptions::switch_gap); and one uploaded
 // matrix shared by several solvers through OperatorView.
@@ -65,6 +65,11 @@ TEST_CASE("Chronopoulos-Gear CG reaches 1e-8 on the real SPD matrices within 1.2
 TEST_CASE("ClusterResident reaches 1e-8 on the real SPD matrices within 1.25 times Unfused's iterations",
           "[cg][real][cluster]") {
   check_against_unfused<relax::ClusterResident>(125);  // Chronopoulos-Gear's recurrences, on chip
+}
+
+TEST_CASE("GridResident reaches 1e-8 on the real SPD matrices within 1.25 times Unfused's iterations",
+          "[cg][real][grid_resident]") {
+  check_against_unfused<relax::GridResident>(125);  // Chronopoulos-Gear's recurrences, in registers
 }
 
 TEST_CASE("Pipelined CG reaches 1e-8 on the real SPD matrices within 1.5 times Unfused's iterations",

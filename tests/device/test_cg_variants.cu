@@ -1,5 +1,5 @@
 // The fused CG variants (Fused, Graph, Persistent, PersistentSingleReduction, Pipelined,
-// ClusterResident) against Unfused and the reference:
+// ClusterResident, GridResident) against Unfused and the reference:
 // the Poisson problem at awkward sizes and the shipped SPD files, known exact solutions,
 // iteration counts within a small margin of Unfused's, statuses (cap, breakdown, non-finite),
 // Graph bit-identical to Fused, reproducibility, and Pipelined's attainable accuracy on an
@@ -75,18 +75,20 @@ void check_poisson_like_unfused(std::int64_t n) {
 }  // namespace
 
 TEMPLATE_TEST_CASE("CG variants solve the Poisson problem like Unfused", "[cg][variants][sanitize]",
-                   relax::Fused, relax::Graph, relax::Persistent, relax::PersistentSingleReduction, relax::Pipelined) {
+                   relax::Fused, relax::Graph, relax::Persistent, relax::PersistentSingleReduction, relax::Pipelined,
+                   relax::GridResident) {
   check_poisson_like_unfused<TestType>(GENERATE(1, 2, 70));
 }
 
 TEMPLATE_TEST_CASE("CG variants solve the Poisson problem like Unfused at N = 257", "[cg][variants]",
-                   relax::Fused, relax::Graph, relax::Persistent, relax::PersistentSingleReduction, relax::Pipelined) {
+                   relax::Fused, relax::Graph, relax::Persistent, relax::PersistentSingleReduction, relax::Pipelined,
+                   relax::GridResident) {
   check_poisson_like_unfused<TestType>(257);
 }
 
 TEMPLATE_TEST_CASE("CG variants solve the shipped SPD matrices", "[cg][variants][sanitize]", relax::Fused,
                    relax::Graph, relax::Persistent, relax::PersistentSingleReduction, relax::Pipelined,
-                   relax::ClusterResident) {
+                   relax::ClusterResident, relax::GridResident) {
   for (const char* name : {"poisson2d_10.mtx", "laplace1d_50_general.mtx", "spd_random_40.mtx"}) {
     INFO(name);
     const auto a = data_file(name);
@@ -148,7 +150,7 @@ void check_float32_and_statuses(std::int64_t n) {
 }  // namespace
 
 TEMPLATE_TEST_CASE("CG variants in float32, and their statuses", "[cg][variants]", relax::Fused, relax::Graph,
-                   relax::Persistent, relax::PersistentSingleReduction, relax::Pipelined) {
+                   relax::Persistent, relax::PersistentSingleReduction, relax::Pipelined, relax::GridResident) {
   check_float32_and_statuses<TestType>(257);
 }
 
@@ -192,25 +194,64 @@ TEST_CASE("ClusterResident sizes its cluster from the problem and refuses what d
                     Catch::Contains("ClusterResident") && Catch::Contains("PersistentSingleReduction"));
 }
 
-TEST_CASE("ClusterResident runs Chronopoulos-Gear's iterations and is reproducible", "[cg][variants][cluster]") {
+// GridResident's blocks own ranges of unknowns: at 256² two rows each (128 blocks of 256 threads
+// at two unknowns a thread), at 70² a block's range ends inside a row, and its rows reach the
+// unknowns of the blocks before and after it. Its largest problem fills every SM at eight
+// unknowns a thread.
+TEST_CASE("GridResident at the largest square it holds, in float64 and float32, and its statuses",
+          "[cg][variants][grid_resident]") {
+  using Resident = relax::CG<relax::Poisson5Operator<double>, relax::GridResident>;
+  const auto side = static_cast<std::int64_t>(std::sqrt(static_cast<double>(Resident::resident_capacity())));
+  INFO("largest square: " << side << "²");
+  REQUIRE(side >= 64);
+  check_poisson_like_unfused<relax::GridResident>(256);
+  check_poisson_like_unfused<relax::GridResident>(side);
+  check_float32_and_statuses<relax::GridResident>(side);
+}
+
+TEST_CASE("GridResident sizes its grid from the problem and refuses what does not fit",
+          "[cg][variants][grid_resident][validation]") {
+  using Resident = relax::CG<relax::Poisson5Operator<double>, relax::GridResident>;
+  const std::int64_t sms = relax::current_sm_count();
+  REQUIRE(Resident::resident_capacity() ==
+          sms * relax::tuning::cg_resident_threads * relax::tuning::cg_resident_max_points_per_thread);
+  for (std::int64_t n : {1, 15, 16, 70, 181, 256, 300, 500}) {
+    if (n * n > Resident::resident_capacity()) continue;
+    const Resident cg{relax::Poisson5Operator<double>(n)};
+    const std::int64_t per_block = std::int64_t{relax::tuning::cg_resident_threads} * cg.resident_points_per_thread();
+    INFO("n = " << n << ": " << cg.resident_blocks() << " blocks, " << cg.resident_points_per_thread()
+                << " unknowns a thread, " << sms << " SMs");
+    CHECK(cg.resident_blocks() == (n * n + per_block - 1) / per_block);  // every block owns some unknowns
+    CHECK(cg.resident_blocks() <= sms);
+    // The fewest unknowns a thread: half as many would need more blocks than SMs.
+    if (cg.resident_points_per_thread() > 1) CHECK(2 * n * n > sms * per_block);
+  }
+  const std::int64_t too_large = static_cast<std::int64_t>(std::sqrt(static_cast<double>(Resident::resident_capacity()))) + 1;
+  CHECK_THROWS_AS(Resident(relax::Poisson5Operator<double>(too_large)), relax::invalid_argument);
+  CHECK_THROWS_WITH(Resident(relax::Poisson5Operator<double>(too_large)),
+                    Catch::Contains("GridResident") && Catch::Contains("PersistentSingleReduction"));
+}
+
+TEMPLATE_TEST_CASE("The on-chip variants run Chronopoulos-Gear's iterations and are reproducible", "[cg][variants]",
+                   relax::ClusterResident, relax::GridResident) {
   // The same recurrences and operations on every unknown as PersistentSingleReduction; only the
-  // order of the sums differs (one cluster's blocks instead of a grid's).
+  // order of the sums differs (a cluster's or a grid's blocks, each summing its own range).
   for (std::int64_t n : {3, 64, 255}) {
     const auto b = random_vector<double>(n * n, 41 + n);
     std::vector<double> x1(b.size()), x2(b.size()), x3(b.size());
     relax::CgOptions opt;
     opt.rel_tol = 1e-10;
     const auto single = solve_with<relax::PersistentSingleReduction>(relax::Poisson5Operator<double>(n), b, x1, opt);
-    relax::CG<relax::Poisson5Operator<double>, relax::ClusterResident> cg(relax::Poisson5Operator<double>(n), opt);
+    relax::CG<relax::Poisson5Operator<double>, TestType> cg(relax::Poisson5Operator<double>(n), opt);
     std::fill(x2.begin(), x2.end(), 0.0);
-    const auto cluster = cg.solve(b, x2);
+    const auto on_chip = cg.solve(b, x2);
     std::fill(x3.begin(), x3.end(), 0.0);
     const auto again = cg.solve(b, x3);
     INFO("n = " << n);
-    REQUIRE(cluster.converged());
-    check_close_iterations(cluster.iterations, single.iterations);
+    REQUIRE(on_chip.converged());
+    check_close_iterations(on_chip.iterations, single.iterations);
     CHECK(relative_error(x2, x1) <= 1e-8);
-    CHECK(again.iterations == cluster.iterations);
+    CHECK(again.iterations == on_chip.iterations);
     CHECK(std::memcmp(x2.data(), x3.data(), x2.size() * sizeof(double)) == 0);
   }
 }
@@ -258,13 +299,16 @@ TEMPLATE_TEST_CASE("Persistent CG sizes its grid from the problem and occupancy 
 }
 
 TEMPLATE_TEST_CASE("a persistent CG whose grid barrier cannot complete ends with an error naming the kernel",
-                   "[cg][variants][validation]", relax::Persistent, relax::PersistentSingleReduction) {
+                   "[cg][variants][validation]", relax::Persistent, relax::PersistentSingleReduction,
+                   relax::GridResident) {
   const std::int64_t n = 40;
   relax::CG<relax::Poisson5Operator<double>, TestType> cg{relax::Poisson5Operator<double>(n)};
   const auto b = random_vector<double>(n * n, 29);
   std::vector<double> x(b.size(), 0.0);
   cg.set_absent_blocks_for_testing(1);  // the barrier waits for a block that does not exist
-  const char* kernel = std::is_same_v<TestType, relax::Persistent> ? "cg_persistent:" : "cg_persistent_single:";
+  const char* kernel = std::is_same_v<TestType, relax::Persistent>                  ? "cg_persistent:"
+                       : std::is_same_v<TestType, relax::PersistentSingleReduction> ? "cg_persistent_single:"
+                                                                                     : "cg_grid_resident:";
   CHECK_THROWS_AS(cg.solve(b, x), relax::device_loop_error);
   CHECK_THROWS_WITH(cg.solve(b, x), Catch::Contains(kernel) && Catch::Contains("did not complete"));
   // The solver serves the next solve.

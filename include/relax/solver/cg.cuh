@@ -27,6 +27,13 @@
 //!   For small problems: at most `cluster_capacity()` unknowns (65536, 256², on the H200); a
 //!   larger operator, or a device without clusters (compute capability below 9.0), is a clear
 //!   error at construction;
+//! - `GridResident` — Chronopoulos–Gear CG (the same recurrences and per-unknown operations) in one
+//!   cooperative grid of at most one block per SM, each thread's unknowns of x, r, p, s and w in
+//!   registers for the whole solve: a block applies A to its own unknowns from its shared memory
+//!   and recomputes a neighbouring block's r' from the r, w and s that block published, so an
+//!   iteration touches global memory only at the edges of the blocks' ranges, with one grid
+//!   barrier (`solver/cg_resident.cuh`). At most `resident_capacity()` unknowns (270336 on the
+//!   H200); a larger operator is a clear error at construction;
 //! - `Pipelined` — Ghysels–Vanroose pipelined CG: one fused reduction ((r, r) and (w, r)) per
 //!   iteration, two kernels. Every `CgOptions::replace_interval` iterations a checkpoint computes
 //!   b − A x and its gap to the recurrence residual, on the device: above the bound of
@@ -67,6 +74,7 @@
 #include <relax/primitives/dot.cuh>
 #include <relax/solver/cg_cluster.cuh>
 #include <relax/solver/cg_kernels.cuh>
+#include <relax/solver/cg_resident.cuh>
 #include <relax/strategy/tuning.hpp>
 
 #include <algorithm>
@@ -96,6 +104,8 @@ struct PersistentSingleReduction {};
 struct Pipelined {};
 //! Chronopoulos–Gear CG in one thread-block cluster, the problem resident on chip.
 struct ClusterResident {};
+//! Chronopoulos–Gear CG in one cooperative grid, each thread's unknowns resident in registers.
+struct GridResident {};
 
 template <class V>
 struct is_cg_variant : std::false_type {};
@@ -113,6 +123,8 @@ template <>
 struct is_cg_variant<Pipelined> : std::true_type {};
 template <>
 struct is_cg_variant<ClusterResident> : std::true_type {};
+template <>
+struct is_cg_variant<GridResident> : std::true_type {};
 
 namespace detail {
 
@@ -173,9 +185,12 @@ class CG {
   static constexpr bool single_reduction = std::is_same_v<Variant, PersistentSingleReduction>;
   static constexpr bool persistent = std::is_same_v<Variant, Persistent> || single_reduction;
   static constexpr bool cluster = std::is_same_v<Variant, ClusterResident>;
+  static constexpr bool grid_resident = std::is_same_v<Variant, GridResident>;
+  // The variants that keep the vectors on chip and need no second direction buffer.
+  static constexpr bool resident = cluster || grid_resident;
   static_assert(!fused_family || detail::has_rows<Operator>::value,
                 "relax::CG<Operator, Variant>: the fused variants (Fused, Graph, Persistent, "
-                "PersistentSingleReduction, Pipelined, ClusterResident) apply A inside their own kernels and need Operator::rows() (see "
+                "PersistentSingleReduction, Pipelined, ClusterResident, GridResident) apply A inside their own kernels and need Operator::rows() (see "
                 "Poisson5Operator, CsrOperator); use relax::Unfused for other operators");
 
  public:
@@ -192,16 +207,17 @@ class CG {
         scalars_(4),
         status_(1),
         host_(4),
-        p2_(fused_family && !cluster ? static_cast<std::size_t>(op_.size()) : 0),
-        w_(pipelined || single_reduction ? static_cast<std::size_t>(op_.size()) : 0),
-        m_(pipelined || single_reduction ? static_cast<std::size_t>(op_.size()) : 0),
-        z_(pipelined || single_reduction ? static_cast<std::size_t>(op_.size()) : 0),
-        s_(pipelined || single_reduction ? static_cast<std::size_t>(op_.size()) : 0),
+        p2_(fused_family && !resident ? static_cast<std::size_t>(op_.size()) : 0),
+        w_(pipelined || single_reduction || grid_resident ? static_cast<std::size_t>(op_.size()) : 0),
+        m_(pipelined || single_reduction || grid_resident ? static_cast<std::size_t>(op_.size()) : 0),
+        z_(pipelined || single_reduction || grid_resident ? static_cast<std::size_t>(op_.size()) : 0),
+        s_(pipelined || single_reduction || grid_resident ? static_cast<std::size_t>(op_.size()) : 0),
         state_(fused_family ? 1 : 0),
         host_state_(fused_family ? 1 : 0),
         partials_(pipelined ? 4 * detail::dot_blocks : 0) {
     if constexpr (persistent) size_persistent_grid();
     if constexpr (cluster) size_cluster();
+    if constexpr (grid_resident) size_resident_grid();
     // Every read-back copies the status word; the first one (‖b‖ at the start of a solve) comes
     // before any kernel has written it.
     RELAX_CUDA_CHECK(cudaMemsetAsync(status_.data(), 0, sizeof(int), stream_.get()));
@@ -224,7 +240,17 @@ class CG {
     return std::int64_t{largest_cluster(cluster_kernel(most))} * detail::cluster_cg_points<most>;
   }
 
-  //! Test hook (persistent variants): the grid barriers wait for `blocks` more blocks than the
+  //! `GridResident`: blocks of its grid and unknowns a thread keeps (0 for the other variants).
+  int resident_blocks() const { return resident_blocks_; }
+  int resident_points_per_thread() const { return resident_points_; }
+
+  //! The most unknowns `GridResident` keeps on chip on the current device: one block per SM,
+  //! times `tuning::cg_resident_threads`, times `tuning::cg_resident_max_points_per_thread`.
+  static std::int64_t resident_capacity() {
+    return std::int64_t{current_sm_count()} * detail::resident_cg_points<tuning::cg_resident_max_points_per_thread>;
+  }
+
+  //! Test hook (persistent and grid-resident variants): the grid barriers wait for `blocks` more blocks than the
   //! grid has, so none completes and the solve ends with `relax::device_loop_error` after
   //! `timeout_ns` (0 blocks: the normal barrier and its 20 s limit).
   void set_absent_blocks_for_testing(unsigned blocks, std::uint64_t timeout_ns = 50'000'000) {
@@ -403,8 +429,9 @@ class CG {
       const auto s = read_state(stream);
       record(s);
       return s;
-    } else if constexpr (persistent) {
-      launch_persistent(x, stream);
+    } else if constexpr (persistent || grid_resident) {
+      if constexpr (grid_resident) launch_resident(x, stream);
+      else launch_persistent(x, stream);
       const auto s = read_state(stream);  // also waits for the barrier word's copy
       require_barrier_completed();
       record(s);
@@ -541,9 +568,7 @@ class CG {
     auto rows = op_.rows();
     std::int64_t n = op_.size();
     detail::CgDeviceState* st = state_.data();
-    RELAX_CUDA_CHECK(cudaMemsetAsync(barrier_.data(), 0, sizeof(detail::GridBarrierState), stream));
-    detail::GridBarrier barrier{barrier_.data(), static_cast<unsigned>(persistent_blocks_) + absent_blocks_,
-                                barrier_timeout_ns_};
+    detail::GridBarrier barrier = fresh_barrier(persistent_blocks_, stream);
     if constexpr (single_reduction) {
       // r, w and s in two arrays each; the host's start left r in r_ (and p = r in p_).
       T* r0 = r_.data();
@@ -568,16 +593,31 @@ class CG {
       RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(persistent_kernel(), dim3(persistent_blocks_), dim3(detail::dot_block),
                                                    args, 0, stream));
     }
-    // A barrier that did not complete: some blocks may have taken no note of it (they saw the
-    // last arrival), so the failure word, not only the status, decides (read with the state).
+    read_barrier(stream);
+  }
+
+  // The grid barrier of a launch of `blocks` blocks (and the test hook's absent ones), zeroed on `stream`.
+  detail::GridBarrier fresh_barrier(int blocks, cudaStream_t stream) {
+    RELAX_CUDA_CHECK(cudaMemsetAsync(barrier_.data(), 0, sizeof(detail::GridBarrierState), stream));
+    return detail::GridBarrier{barrier_.data(), static_cast<unsigned>(blocks) + absent_blocks_, barrier_timeout_ns_};
+  }
+
+  // A barrier that did not complete: some blocks may have taken no note of it (they saw the last
+  // arrival), so the failure word, not only the status, decides (read with the state).
+  void read_barrier(cudaStream_t stream) {
     RELAX_CUDA_CHECK(cudaMemcpyAsync(host_barrier_.data(), barrier_.data(), sizeof(detail::GridBarrierState),
                                      cudaMemcpyDeviceToHost, stream));
+  }
+
+  static const char* barrier_kernel_name() {
+    if constexpr (grid_resident) return "cg_grid_resident";
+    else return single_reduction ? "cg_persistent_single" : "cg_persistent";
   }
 
   // After the persistent launch's state is read back: throws if a grid barrier timed out.
   void require_barrier_completed() const {
     if (host_barrier_.data()[0].failed != 0)
-      throw device_loop_error(std::string(single_reduction ? "cg_persistent_single" : "cg_persistent") +
+      throw device_loop_error(std::string(barrier_kernel_name()) +
                               ": a grid barrier did not complete within " + std::to_string(barrier_timeout_ns_ / 1'000'000) +
                               " ms (are all blocks of the cooperative grid resident? another kernel on the device may "
                               "be holding SMs)");
@@ -653,6 +693,68 @@ class CG {
                                "(use relax::PersistentSingleReduction for larger problems)");
   }
 
+  // GridResident: the kernel of `points` unknowns a thread.
+  static auto resident_kernel(int points) {
+    using Rows = typename Operator::rows_type;
+    switch (points) {
+      case 1: return &detail::cg_grid_resident<T, Rows, 1>;
+      case 2: return &detail::cg_grid_resident<T, Rows, 2>;
+      case 4: return &detail::cg_grid_resident<T, Rows, 4>;
+      default: return &detail::cg_grid_resident<T, Rows, 8>;
+    }
+  }
+  static_assert(tuning::cg_resident_max_points_per_thread == 8, "resident_kernel instantiates 1, 2, 4 and 8");
+
+  // GridResident: the fewest unknowns a thread (1, 2, 4, 8) that give at most one block per SM
+  // (a grid barrier over more blocks costs more: 1.10 µs for 132 blocks, 2.12 for 1056 on the
+  // H200); the kernel loaded here (no lazy load at the solve) and checked to be resident.
+  void size_resident_grid() {
+    int device = 0, cooperative = 0;
+    RELAX_CUDA_CHECK(cudaGetDevice(&device));
+    RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+    if (!cooperative)
+      throw unavailable_error("relax::CG<Operator, GridResident> needs cooperative launch, which this device does not "
+                              "support; use relax::Graph or relax::Fused");
+    const std::int64_t n = op_.size(), sms = current_sm_count();
+    for (int points = 1; points <= tuning::cg_resident_max_points_per_thread; points *= 2) {
+      const std::int64_t blocks = detail::tile_count(n, std::int64_t{tuning::cg_resident_threads} * points);
+      if (blocks > sms) continue;
+      int per_sm = 0;
+      RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, resident_kernel(points), tuning::cg_resident_threads, 0));
+      if (per_sm < 1)
+        throw unavailable_error("relax::CG<Operator, GridResident>: a block of " +
+                                std::to_string(tuning::cg_resident_threads) + " threads at " + std::to_string(points) +
+                                " unknowns a thread cannot be resident on this device; use relax::PersistentSingleReduction");
+      resident_blocks_ = static_cast<int>(blocks);
+      resident_points_ = points;
+      partials_ = DeviceBuffer<double>(4 * static_cast<std::size_t>(blocks));
+      barrier_ = DeviceBuffer<detail::GridBarrierState>(1);
+      host_barrier_ = PinnedBuffer<detail::GridBarrierState>(1);
+      return;
+    }
+    throw invalid_argument("operator size", std::to_string(n),
+                           "at most " + std::to_string(resident_capacity()) +
+                               " unknowns, what relax::GridResident keeps on chip with one block per SM on this device "
+                               "(use relax::PersistentSingleReduction for larger problems)");
+  }
+
+  // One cooperative launch for the whole solve; the host's start left r = b − A x in r_.
+  void launch_resident(T* x, cudaStream_t stream) {
+    auto rows = op_.rows();
+    std::int64_t n = op_.size();
+    const T* r0 = r_.data();
+    detail::ResidentVectors<T> published{{p_.data(), m_.data()}, {w_.data(), z_.data()}, {s_.data(), q_.data()}};
+    detail::CgDeviceState* st = state_.data();
+    auto* partials = reinterpret_cast<double2*>(partials_.data());
+    detail::GridBarrier barrier = fresh_barrier(resident_blocks_, stream);
+    void* args[] = {&rows, &n, &x, &r0, &published, &st, &partials, &barrier};
+    RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(resident_kernel(resident_points_)),
+                                                 dim3(resident_blocks_), dim3(tuning::cg_resident_threads), args, 0,
+                                                 stream));
+    read_barrier(stream);
+  }
+
   static void cluster_config(cudaLaunchConfig_t& config, cudaLaunchAttribute& attribute, int blocks,
                              cudaStream_t stream) {
     attribute.id = cudaLaunchAttributeClusterDimension;
@@ -722,10 +824,11 @@ class CG {
   DeviceBuffer<T> w_, m_, z_, s_;    // Pipelined: A r, A w, A s, A p
   DeviceBuffer<detail::CgDeviceState> state_;
   PinnedBuffer<detail::CgDeviceState> host_state_;
-  DeviceBuffer<double> partials_;    // Pipelined: two sums per block; Persistent: pq and rr (and two parities)
+  DeviceBuffer<double> partials_;    // Pipelined: two sums per block; Persistent, GridResident: two sums and two parities
   int persistent_blocks_ = 0;
   int cluster_blocks_ = 0, cluster_points_ = 0;  // ClusterResident
-  DeviceBuffer<detail::GridBarrierState> barrier_;  // the persistent variants' grid barrier
+  int resident_blocks_ = 0, resident_points_ = 0;  // GridResident
+  DeviceBuffer<detail::GridBarrierState> barrier_;  // the persistent and grid-resident variants' grid barrier
   PinnedBuffer<detail::GridBarrierState> host_barrier_;
   static constexpr std::uint64_t default_barrier_timeout_ns = 20'000'000'000ull;  // 20 s: a barrier takes µs
   unsigned absent_blocks_ = 0;  // test hook

@@ -138,6 +138,22 @@ inline constexpr long long cg_persistent_points_per_thread = 2;
 inline constexpr int cg_cluster_threads = 512;
 inline constexpr int cg_cluster_max_points_per_thread = 8;
 
+//! `GridResident` CG (`solver/cg_resident.cuh`): threads a block (one block per SM at most) and
+//! the most unknowns a thread keeps in registers (x, r, p, s and w of each: 80 registers at 8 in
+//! float64); on the H200, 132 · 256 · 8 = 270336 unknowns (520²). 256 threads so that 256² fills
+//! 128 SMs at two unknowns a thread, and a block's reduction is `block_sum2`'s. Not yet tuned on
+//! the GPU.
+inline constexpr int cg_resident_threads = 256;
+inline constexpr int cg_resident_max_points_per_thread = 8;
+//! `GridResident` asks L1 for the lines of the next iteration's neighbours right after the grid
+//! barrier, while the partials are summed, so the rows find them there. `RELAX_TUNING_CG_RESIDENT_PREFETCH`
+//! overrides it (for measuring).
+#ifdef RELAX_TUNING_CG_RESIDENT_PREFETCH
+inline constexpr bool cg_resident_prefetch_halo = RELAX_TUNING_CG_RESIDENT_PREFETCH;
+#else
+inline constexpr bool cg_resident_prefetch_halo = true;
+#endif
+
 //! The residual norm's block shape: the access pattern of the Sync sweep with the row depth that
 //! measured fastest for it out of L2 (above); not tuned separately.
 inline constexpr int residual_block_x = 32;

@@ -1,0 +1,215 @@
+#pragma once
+//! \file
+//! The kernel of `relax::GridResident`: Chronopoulos–Gear CG (the recurrences and per-unknown
+//! operations of `cg_persistent_single`) in one cooperative grid of at most one block per SM, each
+//! thread keeping x, r, p, s and w of its unknowns in registers for the whole solve.
+//!
+//! `cg_persistent_single` reads and writes five vectors of every unknown in each iteration and
+//! recomputes each neighbour's r' from three more (ncu at 256², float64: 936 instructions a warp
+//! an iteration, 12.7 cycles apart). Here a block owns a contiguous range of unknowns and an
+//! iteration touches global memory only where a row of A reaches outside it:
+//!
+//! - the block's r' goes to its shared memory, and a row reads its own block's unknowns there;
+//! - each block publishes r', w' and s of its unknowns (two parities of each, as in
+//!   `cg_persistent_single`), and a row recomputes a neighbour's r' = r − α (w + β s) from what
+//!   that neighbour published an iteration earlier: the owner's operations on the owner's
+//!   operands, so the same bits, and one grid barrier an iteration;
+//! - right after the barrier the block asks L1 for the neighbours' lines it will read (the
+//!   barrier's acquire fence invalidated L1), while warp 0 adds the blocks' partial sums: lane l
+//!   the blocks l, l + 32, ... in order, then the lanes by an XOR butterfly, one fixed tree, so
+//!   every block takes the same decision on the same bits.
+//!
+//! The partials and the published vectors alternate between two parities by iteration: a block
+//! writes those of iteration i + 2 only after the barrier of iteration i + 1, which no block
+//! passes before every block has read those of iteration i.
+
+#include <relax/core/arith.hpp>
+#include <relax/primitives/grid_barrier.cuh>
+#include <relax/primitives/reduce.cuh>
+#include <relax/solver/cg_kernels.cuh>
+#include <relax/strategy/tuning.hpp>
+
+#include <cstdint>
+
+namespace relax::detail {
+
+static_assert(tuning::cg_resident_threads == dot_block, "GridResident's block reduction is block_sum2 (dot_block threads)");
+
+//! Unknowns a block of the grid-resident kernel owns at `M` per thread.
+template <int M>
+inline constexpr std::int64_t resident_cg_points = std::int64_t{tuning::cg_resident_threads} * M;
+
+//! What the blocks of `cg_grid_resident` publish for each other's rows: r, w and s of every
+//! unknown, in two parities.
+template <class T>
+struct ResidentVectors {
+  T* r[2];
+  T* w[2];
+  T* s[2];
+  //! The vectors of parity `p`, chosen by selects: an array indexed at run time would go to
+  //! local memory.
+  struct Parity {
+    T* r;
+    T* w;
+    T* s;
+  };
+  __device__ Parity operator[](int p) const {
+    return p != 0 ? Parity{r[1], w[1], s[1]} : Parity{r[0], w[0], s[0]};
+  }
+};
+
+//! Brings the line holding `p` into this SM's L1 (no register waits for it).
+__device__ __forceinline__ void prefetch_l1(const void* p) {
+  asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
+}
+
+//! The sum over every block of the grid of the partials in `partials` (one (γ, δ) per block), in
+//! the same order and so with the same bits in every block: called by every thread of the block,
+//! after the grid barrier that published them; `slot` is block-shared.
+__device__ inline SumPair resident_all_reduce(const double2* partials, unsigned blocks, SumPair* slot) {
+  if (threadIdx.x < 32) {
+    double gamma = 0.0, delta = 0.0;
+    for (unsigned b = threadIdx.x; b < blocks; b += 32) {
+      const double2 v = __ldcg(partials + b);  // written by other SMs: through L2
+      gamma += v.x;
+      delta += v.y;
+    }
+    // The butterfly gives every lane the same tree (a + b and b + a are the same bits).
+    for (int offset = 16; offset > 0; offset /= 2) {
+      gamma += __shfl_xor_sync(0xffffffffu, gamma, offset);
+      delta += __shfl_xor_sync(0xffffffffu, delta, offset);
+    }
+    if (threadIdx.x == 0) *slot = SumPair{gamma, delta};
+  }
+  __syncthreads();
+  return *slot;  // rewritten only after the next iteration's block reduction (two block barriers on)
+}
+
+//! A whole CG solve (`GridResident`): launch `ceil(n / resident_cg_points<M>)` blocks (at most
+//! one per SM) of `tuning::cg_resident_threads` threads cooperatively. Block b owns unknowns
+//! [b P, min(n, (b + 1) P)) with P = `resident_cg_points<M>`; thread t of it unknowns
+//! b P + m · threads + t, m < M. On entry `r0` = b − A x and the state as the other fused variants
+//! have it; on exit x holds the iterate and block 0 has written the state back. `partials`: four
+//! SumPairs' worth per block ([parity][block]).
+template <class T, class Rows, int M>
+__global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
+    cg_grid_resident(Rows a, std::int64_t n, T* __restrict__ x, const T* __restrict__ r0, ResidentVectors<T> v,
+                     CgDeviceState* st, double2* partials, GridBarrier barrier) {
+  using arith::add;
+  using arith::mul;
+  using arith::sub;
+  constexpr int threads = tuning::cg_resident_threads;
+  constexpr std::int64_t P = resident_cg_points<M>;
+  __shared__ T published[P];  // this block's unknowns of the vector A is applied to
+  __shared__ SumPair total;
+  const unsigned blocks = gridDim.x;
+  const std::int64_t lo = std::int64_t{blockIdx.x} * P;
+  const std::int64_t owned_count = n - lo < P ? n - lo : P;
+  const std::int64_t first = lo + threadIdx.x;
+  // Unknown j is this block's (one unsigned compare: j − lo wraps for j < lo).
+  auto owned = [=](std::int64_t j) {
+    return static_cast<std::uint64_t>(j - lo) < static_cast<std::uint64_t>(owned_count);
+  };
+  auto publish_partial = [&](const SumPair& mine, int parity) {
+    const SumPair block = block_sum2(mine);
+    if (threadIdx.x == 0) partials[parity * blocks + blockIdx.x] = make_double2(block.first, block.second);
+  };
+
+  CgDeviceState s = *st;
+  T xv[M], rv[M], pv[M], sv[M], wv[M];
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    const std::int64_t k = first + std::int64_t{m} * threads;
+    const bool held = k < lo + owned_count;
+    xv[m] = held ? x[k] : T(0);
+    rv[m] = held ? r0[k] : T(0);
+    pv[m] = sv[m] = wv[m] = T(0);
+    published[m * threads + threadIdx.x] = rv[m];
+  }
+  __syncthreads();
+  // Before the loop: w = A r and δ = (w, r) (γ = (r, r) is the host's); r and w published in
+  // parity 0, the partials in parity 1 (iteration 0 writes parity 0's).
+  {
+    SumPair mine;
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      const std::int64_t k = first + std::int64_t{m} * threads;
+      if (k >= lo + owned_count) continue;
+      wv[m] = a.row(k, [&](std::int64_t j) { return owned(j) ? published[j - lo] : r0[j]; });
+      v[0].r[k] = rv[m];
+      v[0].w[k] = wv[m];
+      mine.second += static_cast<double>(wv[m]) * static_cast<double>(rv[m]);
+    }
+    publish_partial(mine, 1);
+    if (!barrier.arrive_and_wait()) s.status = cg_barrier_failed;
+    if (s.status == cg_ok) cg_single_start(s, resident_all_reduce(partials + blocks, blocks, &total).second);
+  }
+  double beta = 0.0;
+  while (s.status == cg_ok && !cg_done(s)) {
+    const long long i = s.iterations;
+    const int in = static_cast<int>(i & 1), out = in ^ 1;
+    const bool first_iteration = i == 0;  // p and s of iteration −1 are 0 (never read)
+    const T al = static_cast<T>(s.alpha_prev), be = static_cast<T>(beta);
+#pragma unroll
+    for (int m = 0; m < M; ++m) {  // as cg_persistent_single, on the registers
+      pv[m] = first_iteration ? rv[m] : add(rv[m], mul(be, pv[m]));
+      sv[m] = first_iteration ? wv[m] : add(wv[m], mul(be, sv[m]));
+      rv[m] = sub(rv[m], mul(al, sv[m]));
+      xv[m] = add(xv[m], mul(al, pv[m]));
+      published[m * threads + threadIdx.x] = rv[m];  // every read of the last r ended at the last barrier
+    }
+    __syncthreads();
+    const auto source = v[in], target = v[out];
+    const T* const r_in = source.r;
+    const T* const w_in = source.w;
+    const T* const s_in = source.s;
+    // A neighbour's r' from what its owner published: the owner's operations on its operands.
+    auto neighbour = [=](std::int64_t j) {
+      const T sj = first_iteration ? w_in[j] : add(w_in[j], mul(be, s_in[j]));
+      return sub(r_in[j], mul(al, sj));
+    };
+    SumPair mine;
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      const std::int64_t k = first + std::int64_t{m} * threads;
+      if (k >= lo + owned_count) continue;
+      wv[m] = a.row(k, [&](std::int64_t j) { return owned(j) ? published[j - lo] : neighbour(j); });
+      target.r[k] = rv[m];
+      target.w[k] = wv[m];
+      target.s[k] = sv[m];
+      mine.first += static_cast<double>(rv[m]) * static_cast<double>(rv[m]);
+      mine.second += static_cast<double>(wv[m]) * static_cast<double>(rv[m]);
+    }
+    publish_partial(mine, in);
+    if (!barrier.arrive_and_wait()) {
+      s.status = cg_barrier_failed;
+      break;
+    }
+    if constexpr (tuning::cg_resident_prefetch_halo) {
+      // The lines of the next iteration's neighbours, while the partials are summed.
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        const std::int64_t k = first + std::int64_t{m} * threads;
+        if (k >= lo + owned_count) continue;
+        (void)a.row(k, [&](std::int64_t j) {
+          if (!owned(j)) {
+            prefetch_l1(target.r + j);
+            prefetch_l1(target.w + j);
+            prefetch_l1(target.s + j);
+          }
+          return T(0);
+        });
+      }
+    }
+    if (!cg_single_step(s, resident_all_reduce(partials + in * blocks, blocks, &total), beta)) break;
+  }
+  // Every block takes the same decisions, so all leave the loop at the same iteration.
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    const std::int64_t k = first + std::int64_t{m} * threads;
+    if (k < lo + owned_count) x[k] = xv[m];
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) *st = s;
+}
+
+}  // namespace relax::detail
