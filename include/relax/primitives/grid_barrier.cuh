@@ -88,6 +88,27 @@ struct BasicGridBarrier {
   //! barrier failed (this wait or an earlier one timed out).
   __device__ bool arrive_and_wait() const { return wait(arrive()); }
 
+  //! `arrive_and_wait` for a block that counts the rounds of this barrier it has passed (`passed`,
+  //! the same in every block; the state zeroed before round 0): the arrival waits for no reply
+  //! from L2, since the word's top bit after round g is the parity of g + 1, so the wait starts a
+  //! round trip earlier.
+  __device__ bool arrive_and_wait_round(unsigned int passed) const {
+    __syncthreads();
+    __shared__ int ok;
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+      const bool first = first_block == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
+      cuda::atomic_thread_fence(cuda::memory_order_release, Scope);
+      word().fetch_add(first ? top - (blocks - 1u) : 1u, cuda::memory_order_relaxed);  // no use of the reply
+      const unsigned int after = (passed & 1u) == 0 ? top : 0u;
+      const auto arrived = word();
+      ok = bounded_wait<Scope>([&] { return (arrived.load(cuda::memory_order_relaxed) & top) == after; },
+                               &state->failed, timeout_ns);
+      cuda::atomic_thread_fence(cuda::memory_order_acquire, Scope);
+    }
+    __syncthreads();
+    return ok != 0;
+  }
+
   //! The first half of a split barrier (block-level): the block's writes so far are released and
   //! its arrival counted. Returns the token `wait` needs (meaningful in thread 0 only).
   __device__ unsigned int arrive() const {

@@ -728,6 +728,7 @@ class CG {
                                 " unknowns a thread cannot be resident on this device; use relax::PersistentSingleReduction");
       resident_blocks_ = static_cast<int>(blocks);
       resident_points_ = points;
+      size_resident_window(points);
       partials_ = DeviceBuffer<double>(4 * static_cast<std::size_t>(blocks));
       barrier_ = DeviceBuffer<detail::GridBarrierState>(1);
       host_barrier_ = PinnedBuffer<detail::GridBarrierState>(1);
@@ -739,6 +740,24 @@ class CG {
                                "(use relax::PersistentSingleReduction for larger problems)");
   }
 
+  // GridResident: the unknowns of each block's window (see `cg_grid_resident`) that its shared
+  // memory holds, all the opt-in limit allows beside the kernel's static shared memory.
+  void size_resident_window(int points) {
+    const auto kernel = resident_kernel(points);
+    cudaFuncAttributes attributes{};
+    RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    const std::size_t per_unknown = detail::resident_window_arrays * sizeof(T);
+    const std::size_t free = detail::shared_bytes_limit() - attributes.sharedSizeBytes;
+    resident_window_ = static_cast<int>(std::min<std::size_t>(free / per_unknown, std::numeric_limits<int>::max()));
+    const std::int64_t per_block = std::int64_t{tuning::cg_resident_threads} * points;
+    if (resident_window_ < per_block)
+      throw unavailable_error("relax::CG<Operator, GridResident>: a block's shared memory holds " +
+                              std::to_string(resident_window_) + " unknowns of its window, fewer than the " +
+                              std::to_string(per_block) + " it owns; use relax::PersistentSingleReduction");
+    RELAX_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(resident_window_ * per_unknown)));
+  }
+
   // One cooperative launch for the whole solve; the host's start left r = b − A x in r_.
   void launch_resident(T* x, cudaStream_t stream) {
     auto rows = op_.rows();
@@ -748,9 +767,11 @@ class CG {
     detail::CgDeviceState* st = state_.data();
     auto* partials = reinterpret_cast<double2*>(partials_.data());
     detail::GridBarrier barrier = fresh_barrier(resident_blocks_, stream);
-    void* args[] = {&rows, &n, &x, &r0, &published, &st, &partials, &barrier};
+    int capacity = resident_window_;
+    void* args[] = {&rows, &n, &x, &r0, &published, &st, &partials, &barrier, &capacity};
+    const std::size_t bytes = static_cast<std::size_t>(capacity) * detail::resident_window_arrays * sizeof(T);
     RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(resident_kernel(resident_points_)),
-                                                 dim3(resident_blocks_), dim3(tuning::cg_resident_threads), args, 0,
+                                                 dim3(resident_blocks_), dim3(tuning::cg_resident_threads), args, bytes,
                                                  stream));
     read_barrier(stream);
   }
@@ -828,6 +849,7 @@ class CG {
   int persistent_blocks_ = 0;
   int cluster_blocks_ = 0, cluster_points_ = 0;  // ClusterResident
   int resident_blocks_ = 0, resident_points_ = 0;  // GridResident
+  int resident_window_ = 0;                        // GridResident: unknowns of a block's window in shared memory
   DeviceBuffer<detail::GridBarrierState> barrier_;  // the persistent and grid-resident variants' grid barrier
   PinnedBuffer<detail::GridBarrierState> host_barrier_;
   static constexpr std::uint64_t default_barrier_timeout_ns = 20'000'000'000ull;  // 20 s: a barrier takes µs

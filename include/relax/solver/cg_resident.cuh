@@ -6,23 +6,27 @@
 //!
 //! `cg_persistent_single` reads and writes five vectors of every unknown in each iteration and
 //! recomputes each neighbour's r' from three more (ncu at 256², float64: 936 instructions a warp
-//! an iteration, 12.7 cycles apart). Here a block owns a contiguous range of unknowns and an
-//! iteration touches global memory only where a row of A reaches outside it:
+//! an iteration, 12.7 cycles apart). Here a block owns a contiguous range of unknowns, and an
+//! iteration touches global memory only where the rows of A reach outside it:
 //!
-//! - the block's r' goes to its shared memory, and a row reads its own block's unknowns there;
 //! - each block publishes r', w' and s of its unknowns (two parities of each, as in
-//!   `cg_persistent_single`), and a row recomputes a neighbour's r' = r − α (w + β s) from what
-//!   that neighbour published an iteration earlier: the owner's operations on the owner's
-//!   operands, so the same bits, and one grid barrier an iteration;
-//! - right after the barrier the block asks L1 for the neighbours' lines it will read (the
-//!   barrier's acquire fence invalidated L1), while warp 0 adds the blocks' partial sums: lane l
-//!   the blocks l, l + 32, ... in order, then the lanes by an XOR butterfly, one fixed tree, so
-//!   every block takes the same decision on the same bits.
+//!   `cg_persistent_single`), and recomputes a neighbour's r' = r − α (w + β s) from what that
+//!   neighbour published an iteration earlier: the owner's operations on the owner's operands, so
+//!   the same bits, and one grid barrier an iteration;
+//! - the block's window, the range of unknowns its rows reach (found once, at the start), is
+//!   kept in shared memory: right after the barrier every thread starts asynchronous copies of the
+//!   neighbours' r, w and s in it while warp 0 adds the blocks' partial sums, and once α and β
+//!   are known the window holds r' of every unknown the rows read. A block whose window does not
+//!   fit in its shared memory reads the neighbours from global memory in its rows instead;
+//! - warp 0 adds the partials of every block in one fixed order (lane l the blocks l, l + 32,
+//!   ..., then the lanes by an XOR butterfly), so every block takes the same decision on the same
+//!   bits.
 //!
 //! The partials and the published vectors alternate between two parities by iteration: a block
 //! writes those of iteration i + 2 only after the barrier of iteration i + 1, which no block
 //! passes before every block has read those of iteration i.
 
+#include <relax/agent/async_copy.cuh>
 #include <relax/core/arith.hpp>
 #include <relax/primitives/grid_barrier.cuh>
 #include <relax/primitives/reduce.cuh>
@@ -38,6 +42,10 @@ static_assert(tuning::cg_resident_threads == dot_block, "GridResident's block re
 //! Unknowns a block of the grid-resident kernel owns at `M` per thread.
 template <int M>
 inline constexpr std::int64_t resident_cg_points = std::int64_t{tuning::cg_resident_threads} * M;
+
+//! Shared-memory arrays of the grid-resident kernel: the window's r' and the neighbours' r, w and
+//! s staged beside it, `capacity` unknowns each.
+inline constexpr int resident_window_arrays = 4;
 
 //! What the blocks of `cg_grid_resident` publish for each other's rows: r, w and s of every
 //! unknown, in two parities.
@@ -58,14 +66,10 @@ struct ResidentVectors {
   }
 };
 
-//! Brings the line holding `p` into this SM's L1 (no register waits for it).
-__device__ __forceinline__ void prefetch_l1(const void* p) {
-  asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
-}
-
 //! The sum over every block of the grid of the partials in `partials` (one (γ, δ) per block), in
 //! the same order and so with the same bits in every block: called by every thread of the block,
-//! after the grid barrier that published them; `slot` is block-shared.
+//! after the grid barrier that published them; `slot` is block-shared. Also waits for the
+//! calling thread's asynchronous copies, which the block barrier then shares.
 __device__ inline SumPair resident_all_reduce(const double2* partials, unsigned blocks, SumPair* slot) {
   if (threadIdx.x < 32) {
     double gamma = 0.0, delta = 0.0;
@@ -81,27 +85,30 @@ __device__ inline SumPair resident_all_reduce(const double2* partials, unsigned 
     }
     if (threadIdx.x == 0) *slot = SumPair{gamma, delta};
   }
+  wait_copies<0>();
   __syncthreads();
   return *slot;  // rewritten only after the next iteration's block reduction (two block barriers on)
 }
 
 //! A whole CG solve (`GridResident`): launch `ceil(n / resident_cg_points<M>)` blocks (at most
-//! one per SM) of `tuning::cg_resident_threads` threads cooperatively. Block b owns unknowns
-//! [b P, min(n, (b + 1) P)) with P = `resident_cg_points<M>`; thread t of it unknowns
-//! b P + m · threads + t, m < M. On entry `r0` = b − A x and the state as the other fused variants
-//! have it; on exit x holds the iterate and block 0 has written the state back. `partials`: four
-//! SumPairs' worth per block ([parity][block]).
+//! one per SM) of `tuning::cg_resident_threads` threads cooperatively, with
+//! `resident_window_arrays · capacity · sizeof(T)` bytes of dynamic shared memory,
+//! `capacity` ≥ `resident_cg_points<M>`. Block b owns unknowns [b P, min(n, (b + 1) P)) with
+//! P = `resident_cg_points<M>`; thread t of it unknowns b P + m · threads + t, m < M. On entry
+//! `r0` = b − A x and the state as the other fused variants have it; on exit x holds the iterate
+//! and block 0 has written the state back. `partials`: two (γ, δ) per block ([parity][block]).
 template <class T, class Rows, int M>
 __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
     cg_grid_resident(Rows a, std::int64_t n, T* __restrict__ x, const T* __restrict__ r0, ResidentVectors<T> v,
-                     CgDeviceState* st, double2* partials, GridBarrier barrier) {
+                     CgDeviceState* st, double2* partials, GridBarrier barrier, int capacity) {
   using arith::add;
   using arith::mul;
   using arith::sub;
   constexpr int threads = tuning::cg_resident_threads;
   constexpr std::int64_t P = resident_cg_points<M>;
-  __shared__ T published[P];  // this block's unknowns of the vector A is applied to
+  extern __shared__ __align__(16) unsigned char window_bytes[];
   __shared__ SumPair total;
+  __shared__ long long reach[2];  // the least and the greatest unknown the block's rows read
   const unsigned blocks = gridDim.x;
   const std::int64_t lo = std::int64_t{blockIdx.x} * P;
   const std::int64_t owned_count = n - lo < P ? n - lo : P;
@@ -110,22 +117,65 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
   auto owned = [=](std::int64_t j) {
     return static_cast<std::uint64_t>(j - lo) < static_cast<std::uint64_t>(owned_count);
   };
+  auto held = [=](int m) { return threadIdx.x + std::int64_t{m} * threads < owned_count; };
+
+  // The window: [lo − before, lo + owned_count + after), or the block's own unknowns alone
+  // where it does not fit.
+  if (threadIdx.x == 0) reach[0] = reach[1] = lo;
+  __syncthreads();
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    if (!held(m)) continue;
+    std::int64_t least = lo, greatest = lo;
+    (void)a.row(first + std::int64_t{m} * threads, [&](std::int64_t j) {
+      least = j < least ? j : least;
+      greatest = j > greatest ? j : greatest;
+      return T(0);
+    });
+    atomicMin(&reach[0], static_cast<long long>(least));
+    atomicMax(&reach[1], static_cast<long long>(greatest));
+  }
+  __syncthreads();
+  const std::int64_t reach_lo = reach[0], reach_hi = reach[1] + 1 > lo + owned_count ? reach[1] + 1 : lo + owned_count;
+  const bool windowed = reach_hi - reach_lo <= capacity;
+  const std::int64_t wlo = windowed ? reach_lo : lo;
+  const int length = static_cast<int>(windowed ? reach_hi - reach_lo : owned_count);
+  T* const ext = reinterpret_cast<T*>(window_bytes);  // r' of the window (unknown j at j − wlo)
+  T* const raw_r = ext + capacity;                    // the neighbours' r, w and s, staged
+  T* const raw_w = raw_r + capacity;
+  T* const raw_s = raw_w + capacity;
+  T* const own = ext + (lo - wlo);
+  // The neighbours' r, w (and s, from the second iteration on) of the window, copied without a
+  // register holding them while warp 0 sums the partials.
+  auto stage = [&](const typename ResidentVectors<T>::Parity& source, bool with_s) {
+    if (!windowed) return;
+    for (int e = threadIdx.x; e < length; e += threads) {
+      const std::int64_t j = wlo + e;
+      if (owned(j)) continue;
+      copy_async<sizeof(T)>(raw_r + e, source.r + j);
+      copy_async<sizeof(T)>(raw_w + e, source.w + j);
+      if (with_s) copy_async<sizeof(T)>(raw_s + e, source.s + j);
+    }
+    commit_copies();
+  };
   auto publish_partial = [&](const SumPair& mine, int parity) {
     const SumPair block = block_sum2(mine);
     if (threadIdx.x == 0) partials[parity * blocks + blockIdx.x] = make_double2(block.first, block.second);
   };
+  unsigned rounds = 0;  // grid barriers passed
 
   CgDeviceState s = *st;
   T xv[M], rv[M], pv[M], sv[M], wv[M];
 #pragma unroll
   for (int m = 0; m < M; ++m) {
     const std::int64_t k = first + std::int64_t{m} * threads;
-    const bool held = k < lo + owned_count;
-    xv[m] = held ? x[k] : T(0);
-    rv[m] = held ? r0[k] : T(0);
+    xv[m] = held(m) ? x[k] : T(0);
+    rv[m] = held(m) ? r0[k] : T(0);
     pv[m] = sv[m] = wv[m] = T(0);
-    published[m * threads + threadIdx.x] = rv[m];
+    if (held(m)) own[m * threads + threadIdx.x] = rv[m];
   }
+  for (int e = threadIdx.x; e < length; e += threads)
+    if (!owned(wlo + e)) ext[e] = r0[wlo + e];
   __syncthreads();
   // Before the loop: w = A r and δ = (w, r) (γ = (r, r) is the host's); r and w published in
   // parity 0, the partials in parity 1 (iteration 0 writes parity 0's).
@@ -133,16 +183,18 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
     SumPair mine;
 #pragma unroll
     for (int m = 0; m < M; ++m) {
+      if (!held(m)) continue;
       const std::int64_t k = first + std::int64_t{m} * threads;
-      if (k >= lo + owned_count) continue;
-      wv[m] = a.row(k, [&](std::int64_t j) { return owned(j) ? published[j - lo] : r0[j]; });
+      wv[m] = a.row(k, [&](std::int64_t j) { return windowed || owned(j) ? ext[j - wlo] : r0[j]; });
       v[0].r[k] = rv[m];
       v[0].w[k] = wv[m];
       mine.second += static_cast<double>(wv[m]) * static_cast<double>(rv[m]);
     }
     publish_partial(mine, 1);
-    if (!barrier.arrive_and_wait()) s.status = cg_barrier_failed;
-    if (s.status == cg_ok) cg_single_start(s, resident_all_reduce(partials + blocks, blocks, &total).second);
+    if (!barrier.arrive_and_wait_round(rounds++)) s.status = cg_barrier_failed;
+    stage(v[0], false);
+    const SumPair sums = resident_all_reduce(partials + blocks, blocks, &total);
+    if (s.status == cg_ok) cg_single_start(s, sums.second);
   }
   double beta = 0.0;
   while (s.status == cg_ok && !cg_done(s)) {
@@ -150,30 +202,31 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
     const int in = static_cast<int>(i & 1), out = in ^ 1;
     const bool first_iteration = i == 0;  // p and s of iteration −1 are 0 (never read)
     const T al = static_cast<T>(s.alpha_prev), be = static_cast<T>(beta);
+    // r' = r − α (w + β s) from r, w and s (s read only after the first iteration), the
+    // operations of every variant of this family.
+    auto next_residual = [=](const T* r_j, const T* w_j, const T* s_j) {
+      return sub(*r_j, mul(al, first_iteration ? *w_j : add(*w_j, mul(be, *s_j))));
+    };
 #pragma unroll
     for (int m = 0; m < M; ++m) {  // as cg_persistent_single, on the registers
       pv[m] = first_iteration ? rv[m] : add(rv[m], mul(be, pv[m]));
       sv[m] = first_iteration ? wv[m] : add(wv[m], mul(be, sv[m]));
       rv[m] = sub(rv[m], mul(al, sv[m]));
       xv[m] = add(xv[m], mul(al, pv[m]));
-      published[m * threads + threadIdx.x] = rv[m];  // every read of the last r ended at the last barrier
+      if (held(m)) own[m * threads + threadIdx.x] = rv[m];  // every read of the last r ended at the last barrier
     }
+    for (int e = threadIdx.x; e < length; e += threads)  // the window's neighbours, as their owners do
+      if (!owned(wlo + e)) ext[e] = next_residual(raw_r + e, raw_w + e, raw_s + e);
     __syncthreads();
     const auto source = v[in], target = v[out];
-    const T* const r_in = source.r;
-    const T* const w_in = source.w;
-    const T* const s_in = source.s;
-    // A neighbour's r' from what its owner published: the owner's operations on its operands.
-    auto neighbour = [=](std::int64_t j) {
-      const T sj = first_iteration ? w_in[j] : add(w_in[j], mul(be, s_in[j]));
-      return sub(r_in[j], mul(al, sj));
-    };
+    // A neighbour outside the window: its r' from what its owner published.
+    auto neighbour = [=](std::int64_t j) { return next_residual(source.r + j, source.w + j, source.s + j); };
     SumPair mine;
 #pragma unroll
     for (int m = 0; m < M; ++m) {
+      if (!held(m)) continue;
       const std::int64_t k = first + std::int64_t{m} * threads;
-      if (k >= lo + owned_count) continue;
-      wv[m] = a.row(k, [&](std::int64_t j) { return owned(j) ? published[j - lo] : neighbour(j); });
+      wv[m] = a.row(k, [&](std::int64_t j) { return windowed || owned(j) ? ext[j - wlo] : neighbour(j); });
       target.r[k] = rv[m];
       target.w[k] = wv[m];
       target.s[k] = sv[m];
@@ -181,34 +234,17 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
       mine.second += static_cast<double>(wv[m]) * static_cast<double>(rv[m]);
     }
     publish_partial(mine, in);
-    if (!barrier.arrive_and_wait()) {
+    if (!barrier.arrive_and_wait_round(rounds++)) {
       s.status = cg_barrier_failed;
       break;
     }
-    if constexpr (tuning::cg_resident_prefetch_halo) {
-      // The lines of the next iteration's neighbours, while the partials are summed.
-#pragma unroll
-      for (int m = 0; m < M; ++m) {
-        const std::int64_t k = first + std::int64_t{m} * threads;
-        if (k >= lo + owned_count) continue;
-        (void)a.row(k, [&](std::int64_t j) {
-          if (!owned(j)) {
-            prefetch_l1(target.r + j);
-            prefetch_l1(target.w + j);
-            prefetch_l1(target.s + j);
-          }
-          return T(0);
-        });
-      }
-    }
+    stage(target, true);
     if (!cg_single_step(s, resident_all_reduce(partials + in * blocks, blocks, &total), beta)) break;
   }
   // Every block takes the same decisions, so all leave the loop at the same iteration.
 #pragma unroll
-  for (int m = 0; m < M; ++m) {
-    const std::int64_t k = first + std::int64_t{m} * threads;
-    if (k < lo + owned_count) x[k] = xv[m];
-  }
+  for (int m = 0; m < M; ++m)
+    if (held(m)) x[first + std::int64_t{m} * threads] = xv[m];
   if (blockIdx.x == 0 && threadIdx.x == 0) *st = s;
 }
 

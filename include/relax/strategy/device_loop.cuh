@@ -192,9 +192,16 @@ struct DeviceLoopCounters {
   //! which the leader has passed).
   template <int BlockX, int BlockY>
   __device__ void post(Bits best) {
+    post_at<BlockX, BlockY>(best, sweeps);
+  }
+
+  //! `post` of the check at `at` sweeps (a loop that folds a check into the pass after it posts
+  //! it once that pass is done).
+  template <int BlockX, int BlockY>
+  __device__ void post_at(Bits best, std::int64_t at) {
     if (leader) cuda::atomic_ref<Bits, cuda::thread_scope_device>(state->norms[(checks + 1) % 3]).store(0, cuda::memory_order_relaxed);
     block_max_into<BlockX, BlockY>(best, &state->norms[checks % 3]);
-    checked_sweeps = sweeps;
+    checked_sweeps = at;
     token = barrier.arrive();
   }
 
@@ -251,27 +258,59 @@ struct DeviceLoopCounters {
 //! residual's max-norm bits, checked by `loop.check<BlockX, BlockY>` (the stop decision every
 //! block takes on the same double). Ends with the report (the iterate in `second` after an odd
 //! number of passes).
-template <int BlockX, int BlockY, int D, class Loop, class Arrays, class Pass, class Residual>
+//!
+//! `FoldInPass`: `pass(src, dst, d, fold)` takes a fourth argument, where the pass folds the
+//! block's part of the residual of `src` (which it reads anyway), or nullptr. A check then costs
+//! no pass of its own: the first pass of each period carries the check of the sweeps before it,
+//! posted once the pass is done (its arrival is also the pass's barrier); where that check stops
+//! the loop, the iterate is the pass's `src` and its `dst`, d sweeps further, is dropped. The
+//! check at the sweep cap, which no pass follows, takes `residual(src)`. Iterates, checks and
+//! decisions are those of the loop without it.
+template <int BlockX, int BlockY, int D, bool FoldInPass = false, class Loop, class Arrays, class Pass,
+          class Residual>
 __device__ __forceinline__ void run_pass_loop(Loop& loop, const DeviceLoopPlan& plan, Arrays first, Arrays second,
                                               Pass&& pass, Residual&& residual) {
   Arrays src = first;
   Arrays dst = second;
   bool in_scratch = false;
   bool ok = true;
+  bool due = false;            // FoldInPass: the check of `src` at `due_at` sweeps rides on the next pass
+  std::int64_t due_at = 0;
   while (ok) {
     const std::int64_t period = loop.period();
     for (std::int64_t done = 0; done < period && ok;) {
       const int d = static_cast<int>(min(static_cast<std::int64_t>(loop.batch_depth(D)), period - done));
-      pass(src, dst, d);
+      bool posted = false;
+      if constexpr (FoldInPass) {
+        decltype(loop.norm) best = 0;
+        pass(src, dst, d, due ? &best : nullptr);
+        if (due) {
+          due = false;
+          posted = true;
+          loop.template post_at<BlockX, BlockY>(best, due_at);
+          ok = loop.collect();
+          if (!ok || loop.reason != StopReason::go_on) {
+            loop.report(due_at, in_scratch);
+            return;
+          }
+        }
+      } else {
+        pass(src, dst, d);
+      }
       const Arrays swap = src;
       src = dst;
       dst = swap;
       in_scratch = !in_scratch;
       loop.sweeps += d;
       done += d;
-      ok = loop.barrier.arrive_and_wait();
+      if (!posted) ok = loop.barrier.arrive_and_wait();
     }
     if (!ok || plan.check_every == 0) break;
+    if (FoldInPass && loop.sweeps < plan.stop.max_count) {
+      due = true;
+      due_at = loop.sweeps;
+      continue;
+    }
     ok = loop.template check<BlockX, BlockY>(residual(src));
     if (!ok || loop.reason != StopReason::go_on) break;
   }
@@ -279,14 +318,16 @@ __device__ __forceinline__ void run_pass_loop(Loop& loop, const DeviceLoopPlan& 
 }
 
 //! `run_pass_loop` on one grid (u, then w), the residual on the Sync walk's tiles (blocks of
-//! `BlockX × BlockY`, `Rows` rows or planes a thread).
-template <int BlockX, int BlockY, int Rows, int Rank, int D, class S, class T, bool Laddered, class Pass>
+//! `BlockX × BlockY`, `Rows` rows or planes a thread); `FoldInPass` as there (then
+//! `pass(src, dst, d, fold)`).
+template <int BlockX, int BlockY, int Rows, int Rank, int D, bool FoldInPass = false, class S, class T, bool Laddered,
+          class Pass>
 __device__ __forceinline__ void run_passes(DeviceLoopCounters<T, Laddered>& loop, const DeviceLoopPlan& plan, const S& s, T* u,
                                            T* w, const T* __restrict__ b, const Shape& g, Pass&& pass) {
   const std::int64_t residual_x = tile_count(g.nx, BlockX * Vec16<T>::width);
   const std::int64_t residual_work = residual_x * walk_tiles<BlockY, Rows, Rank>(g);
-  run_pass_loop<BlockX, BlockY, D>(
-      loop, plan, u, w, [&](T* src, T* dst, int d) { pass(static_cast<const T*>(src), dst, d); },
+  run_pass_loop<BlockX, BlockY, D, FoldInPass>(
+      loop, plan, u, w, [&](T* src, T* dst, int d, auto... fold) { pass(static_cast<const T*>(src), dst, d, fold...); },
       [&](T* src) {
         arith::bits_t<T> best = 0;
         for (std::int64_t item = blockIdx.x; item < residual_work; item += gridDim.x)
@@ -371,7 +412,8 @@ __device__ __forceinline__ void stream_group(const S& s, const T* u, T* out, con
 //! the kernel's PTX changed, in 3D throughout, and this is the form measured on the H200.)
 template <int Rank, int d, class S, class T>
 __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, const T* __restrict__ b, const Shape& g,
-                                            std::int64_t segment, std::int64_t item, Lane<T>* queue) {
+                                            std::int64_t segment, std::int64_t item, Lane<T>* queue,
+                                            arith::bits_t<T>* residual = nullptr) {
   if constexpr (Rank == 2) {
     const std::int64_t groups = tile_count(tile_count(g.nx, strip_kept<d, T>), stream_warps_per_block);
     const std::int64_t strip = item % groups * stream_warps_per_block + threadIdx.y;
@@ -382,7 +424,7 @@ __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, cons
                           : tuning::stream_loop_reloads_rhs ? RhsIn::global
                                                             : RhsIn::registers;
     stream_strip<d, rhs>(s, u, out, b, g, x0, y0, min(y0 + segment, g.ny + 1), threadIdx.x,
-                         queue + threadIdx.y * rhs_ring_lanes<d>);
+                         queue + threadIdx.y * rhs_ring_lanes<d>, residual);
   } else {
     const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<d, T>);
     const std::int64_t tiles_y = tile_count(g.ny, plane_rows_kept<d>);
@@ -397,8 +439,10 @@ __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, cons
 //! The streamed device loop: every resident block takes the work items of the column stream in
 //! turn (item = block, block + grid, ...), a pass of up to D exact sweeps each, and all blocks
 //! meet at the grid barrier after every pass (the next pass reads the edges of other blocks'
-//! items). Every M sweeps they fold the residual (the Sync walk's tiles, in blocks of this
-//! shape) into a norm slot and decide as `persistent_sync_kernel` does. The passes between two
+//! items). Every M sweeps they fold the residual into a norm slot and decide as
+//! `persistent_sync_kernel` does: in 2D the first pass after the check folds it from the rows it
+//! streams (`run_pass_loop`'s `FoldInPass`; b and the next row reach shared memory a step ahead,
+//! `RhsIn::shared`), in 3D a pass of its own over the Sync walk's tiles. The passes between two
 //! checks are of depth D and one remainder, so the iterates are those of M Sync sweeps.
 //! In 2D the launch bounds hold the kernel to the launched stream's 128 registers (see
 //! `tuning::stream_loop_blocks_per_sm`); in 3D one block of the plane queue's 8 warps an SM, as
@@ -411,14 +455,16 @@ __global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? tuning:
   extern __shared__ __align__(16) unsigned char queue_bytes[];  // 3D: the plane queue; 2D: the warps' rings of b
   Lane<T>* const queue = reinterpret_cast<Lane<T>*>(queue_bytes);
   DeviceLoopCounters<T, Laddered> loop(plan, state, reports, history);
-  run_passes<32, stream_block_y<Rank>, Rank == 2 ? 8 : 4, Rank, D>(loop, plan, s, u, w, b, g, [&](const T* src, T* dst, int d) {
-    with_depth<1, D>(d, [&](auto depth) {
-      constexpr int dd = decltype(depth)::value;
-      const std::int64_t items = stream_items<Rank, dd, T>(g, segment);
-      for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x)
-        stream_item<Rank, dd>(s, src, dst, b, g, segment, item, queue);
-    });
-  });
+  constexpr bool fold = Rank == 2 && tuning::stream_loop_rhs_ring;  // the stream folds the checks' residual
+  run_passes<32, stream_block_y<Rank>, Rank == 2 ? 8 : 4, Rank, D, fold>(
+      loop, plan, s, u, w, b, g, [&](const T* src, T* dst, int d, auto... residual) {
+        with_depth<1, D>(d, [&](auto depth) {
+          constexpr int dd = decltype(depth)::value;
+          const std::int64_t items = stream_items<Rank, dd, T>(g, segment);
+          for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x)
+            stream_item<Rank, dd>(s, src, dst, b, g, segment, item, queue, residual...);
+        });
+      });
 }
 
 //! The block-asynchronous device loop: every resident block takes the tiles of the launched

@@ -145,14 +145,6 @@ inline constexpr int cg_cluster_max_points_per_thread = 8;
 //! the GPU.
 inline constexpr int cg_resident_threads = 256;
 inline constexpr int cg_resident_max_points_per_thread = 8;
-//! `GridResident` asks L1 for the lines of the next iteration's neighbours right after the grid
-//! barrier, while the partials are summed, so the rows find them there. `RELAX_TUNING_CG_RESIDENT_PREFETCH`
-//! overrides it (for measuring).
-#ifdef RELAX_TUNING_CG_RESIDENT_PREFETCH
-inline constexpr bool cg_resident_prefetch_halo = RELAX_TUNING_CG_RESIDENT_PREFETCH;
-#else
-inline constexpr bool cg_resident_prefetch_halo = true;
-#endif
 
 //! The residual norm's block shape: the access pattern of the Sync sweep with the row depth that
 //! measured fastest for it out of L2 (above); not tuned separately.
