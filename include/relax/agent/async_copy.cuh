@@ -20,12 +20,15 @@ __device__ __forceinline__ void copy_async_16(void* dst, const void* src, bool r
 
 //! Starts copying the 4 or 8 bytes (`Bytes`) at `src` (global, aligned to them) to `dst` (shared,
 //! likewise), through L1 (`.ca`: the only form for fewer than 16 bytes; reads of memory that
-//! other SMs write need the L1 invalidated since, as a device-scope acquire fence does).
+//! other SMs write need the L1 invalidated since, as a device-scope acquire fence does); when
+//! `read` is false `src` is not read and `dst` receives zeros.
 template <int Bytes>
-__device__ __forceinline__ void copy_async(void* dst, const void* src) {
+__device__ __forceinline__ void copy_async(void* dst, const void* src, bool read = true) {
   static_assert(Bytes == 4 || Bytes == 8, "relax: copy_async copies 4 or 8 bytes (copy_async_16: 16)");
   const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(to), "l"(src), "n"(Bytes) : "memory");
+  const unsigned bytes = read ? static_cast<unsigned>(Bytes) : 0u;
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(to), "l"(src), "n"(Bytes), "r"(bytes)
+               : "memory");
 }
 
 //! Closes the calling thread's current group of asynchronous copies.

@@ -37,26 +37,27 @@ template <int D, class T>
 inline constexpr int strip_kept = 32 * Lane<T>::width - 2 * D;
 
 //! Where the stream keeps b of the D + 1 rows its levels update: in registers (the launched
-//! kernel), read again from global memory at each level (an L1 hit), or in shared memory
-//! (`shared`): a ring of D + 2 rows of b and two rows of u that each lane fills and reads for
-//! itself (no barrier, since no lane reads another's), the next row's u and b copied there
-//! asynchronously (`cp.async`) one step ahead, so a step waits for no load of its own.
-enum class RhsIn { registers, global, shared };
+//! kernel), read again from global memory at each level (an L1 hit), in a ring of D + 1 rows in
+//! shared memory that each lane writes and reads for itself (`shared`: one 16-byte store a row,
+//! one 16-byte load a level; no barrier, since no lane reads another's), or in such a ring of
+//! D + 2 rows with two rows of u beside it (`staged`), the next row's u and b copied there
+//! asynchronously (`cp.async`) a step ahead, so that a step waits for no load of its own.
+enum class RhsIn { registers, global, shared, staged };
 
-//! Lanes of shared memory (`RhsIn::shared`) that one warp's strip of depth D needs: the ring of
-//! b, D + 2 rows (one more than the levels read, for the row in flight), and two rows of u.
-template <int D>
-inline constexpr int rhs_ring_lanes = 32 * (D + 4);
+//! Lanes of shared memory that one warp's strip of depth D needs for `Rhs` (`shared`: the ring,
+//! D + 1 rows; `staged`: the ring, D + 2 rows, one more for the row in flight, and two rows of u).
+template <int D, RhsIn Rhs>
+inline constexpr int rhs_ring_lanes = Rhs == RhsIn::staged ? 32 * (D + 4) : Rhs == RhsIn::shared ? 32 * (D + 1) : 0;
 
 //! Streams the strip whose first loaded column is `x0` down rows [y0, y1) of the 2D box `g`:
 //! level D of those rows is stored in `out`. Called by all 32 lanes of a warp (`lane` = 0..31).
 //! `Rhs`: where b of the rows being updated waits (see `RhsIn`); keeping the last D + 1 rows in
 //! registers takes a third of them at D = 8, which callers whose own state stays live (the
-//! device loops) cannot spare. With `RhsIn::shared`, `ring` holds `rhs_ring_lanes<D>` lanes for
-//! this warp (16-byte aligned, in shared memory). With `residual` (`RhsIn::shared` only), the
-//! stream also folds |s.residual| of the strip's stored points at level 0, the iterate it reads,
-//! into `*residual` (the bits of `arith::abs_bits`), from the neighbours level 1 reads: a check
-//! of u then costs no pass of its own.
+//! device loops) cannot spare. With `RhsIn::shared` or `staged`, `ring` holds
+//! `rhs_ring_lanes<D, Rhs>` lanes for this warp (16-byte aligned, in shared memory). With
+//! `residual`, the stream also folds |s.residual| of the strip's stored points at level 0, the
+//! iterate it reads, into `*residual` (the bits of `arith::abs_bits`), from the neighbours level
+//! 1 reads: a check of u then costs no pass of its own.
 template <int D, RhsIn Rhs = RhsIn::registers, class S, class T>
 __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u, T* __restrict__ out,
                                              const T* __restrict__ b, const Shape& g, std::int64_t x0,
@@ -86,10 +87,11 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
   }
   const T* u_col = u + x0 + lane * W;
   const T* b_col = b + x0 + lane * W;
-  constexpr int slots = Rhs == RhsIn::shared ? D + 2 : D + 1;
-  int slot = 0;  // RhsIn::shared: the ring's row of row k, k mod (D + 2)
-  // RhsIn::shared: u of row base + i at staged[(i & 1) · 32].
-  Lane<T>* const staged = Rhs == RhsIn::shared ? ring + slots * 32 + lane : nullptr;
+  constexpr bool ring_rhs = Rhs == RhsIn::shared || Rhs == RhsIn::staged;
+  constexpr int slots = Rhs == RhsIn::staged ? D + 2 : D + 1;
+  int slot = 0;  // the ring's row of row k, k mod slots
+  // RhsIn::staged: u of row base + i at staged[(i & 1) · 32].
+  Lane<T>* const staged = Rhs == RhsIn::staged ? ring + slots * 32 + lane : nullptr;
   // Rows counted from the first loaded one in 32 bits (a segment and its 2D + 1 rows of halo fit
   // in an int on any grid that fits in memory): row k = base + i; the bounds of the rows in the
   // grid and in the interior, as such counts, clamped to the loop's range.
@@ -102,41 +104,41 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
   const int interior_first = relative(1), interior_last = relative(g.ny);
   const int stored_first = relative(y0), stored_end = relative(y1);
   constexpr unsigned whole = (1u << W) - 1;
-  // RhsIn::shared: row base + i of u into `to`, of b into `ring_to`, by asynchronous copies of
-  // whole vectors (zeros outside the grid or the interior); a lane whose vector is only partly in
-  // them (a strip at the box's edge), or not 16-byte aligned (a strip of a depth whose halo is
-  // not a whole number of vectors), loads and stores it itself.
+  // RhsIn::staged: row base + i of u into `to`, of b into `ring_to`, copied asynchronously (zeros
+  // outside the grid or the interior): a whole vector at once where the lane's vector lies in
+  // them and is 16-byte aligned (every lane of a strip whose halo is a whole number of vectors,
+  // but at the box's edges), else point by point.
+  const bool aligned = reinterpret_cast<std::uintptr_t>(u_col) % 16 == 0 &&
+                       reinterpret_cast<std::uintptr_t>(b_col) % 16 == 0 && g.pitch % W == 0;
+  const bool u_whole = aligned && in_grid == whole, b_whole = aligned && interior == whole;
   auto stage = [&](int i, Lane<T>* to, Lane<T>* ring_to) {
     const std::int64_t at = (base + i) * g.pitch;
-    const unsigned u_mask = i >= grid_first && i <= grid_last ? in_grid : 0u;
-    const unsigned b_mask = i >= interior_first && i <= interior_last ? interior : 0u;
-    auto one = [&](Lane<T>* dst, const T* col, unsigned mask) {
-      if (mask == 0 || (mask == whole && reinterpret_cast<std::uintptr_t>(col + at) % 16 == 0)) {
-        copy_async_16(dst, mask != 0 ? col + at : u, mask != 0);
+    const bool u_row = i >= grid_first && i <= grid_last, b_row = i >= interior_first && i <= interior_last;
+    auto one = [&](Lane<T>* dst, const T* col, unsigned mask, bool row, bool vector) {
+      if (vector || !row) {
+        copy_async_16(dst, col + at, row);
       } else {
-        Lane<T> v;
 #pragma unroll
-        for (int q = 0; q < W; ++q) v.v[q] = mask >> q & 1u ? col[at + q] : T(0);
-        *dst = v;
+        for (int q = 0; q < W; ++q) copy_async<sizeof(T)>(&dst->v[q], col + at + q, mask >> q & 1u);
       }
     };
-    one(to, u_col, u_mask);
-    one(ring_to, b_col, b_mask);
+    one(to, u_col, in_grid, u_row, u_whole);
+    one(ring_to, b_col, interior, b_row, b_whole);
     commit_copies();
   };
-  if constexpr (Rhs == RhsIn::shared) {
+  if constexpr (ring_rhs) {
     // The first rows' levels read ring rows not yet written (their values are never stored);
-    // zeros, as in the register ring. Then row base is on its way.
+    // zeros, as in the register ring.
 #pragma unroll
     for (int t = 0; t < slots; ++t) ring[t * 32 + lane] = rhs[0];
-    stage(0, staged, ring + lane);
   }
+  if constexpr (Rhs == RhsIn::staged) stage(0, staged, ring + lane);  // row base on its way
   arith::bits_t<T> worst = 0;  // the residual's fold
   for (int i = 0; i < steps; ++i) {
     const std::int64_t k = base + i;
     // Level 0 of row k, and b of row k.
     Lane<T> next;
-    if constexpr (Rhs == RhsIn::shared) {
+    if constexpr (Rhs == RhsIn::staged) {
       const int next_slot = slot + 1 == slots ? 0 : slot + 1;
       if (i + 1 < steps) stage(i + 1, staged + ((i + 1) & 1) * 32, ring + next_slot * 32 + lane);
       else commit_copies();  // an empty group: the wait below counts the same
@@ -151,6 +153,7 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
         if constexpr (Rhs != RhsIn::global)
           rhs[0].v[q] = row_interior && (interior >> q & 1u) ? b_col[k * g.pitch + q] : T(0);
       }
+      if constexpr (Rhs == RhsIn::shared) ring[slot * 32 + lane] = rhs[0];
     }
 #pragma unroll
     for (int t = 1; t <= D; ++t) {
@@ -160,10 +163,9 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
       const T west = __shfl_up_sync(0xffffffffu, mid[t - 1].v[W - 1], 1);
       const T east = __shfl_down_sync(0xffffffffu, mid[t - 1].v[0], 1);
       Lane<T> level, ring_row;
-      if constexpr (Rhs == RhsIn::shared) ring_row = ring[(slot >= t ? slot - t : slot - t + slots) * 32 + lane];
+      if constexpr (ring_rhs) ring_row = ring[(slot >= t ? slot - t : slot - t + slots) * 32 + lane];
       // The residual of row r at level 0 (t = 1 reads its neighbours), where the strip stores it.
-      const bool fold = Rhs == RhsIn::shared && t == 1 && residual != nullptr && i - 1 >= stored_first &&
-                        i - 1 < stored_end;
+      const bool fold = t == 1 && residual != nullptr && i - 1 >= stored_first && i - 1 < stored_end;
 #pragma unroll
       for (int q = 0; q < W; ++q) {
         const Neighbours<T, 2> nb{mid[t - 1].v[q], up[t - 1].v[q], next.v[q],
@@ -171,7 +173,7 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
         if (update_row && (interior >> q & 1u)) {
           T rhs_q;
           if constexpr (Rhs == RhsIn::global) rhs_q = b_col[r * g.pitch + q];
-          else if constexpr (Rhs == RhsIn::shared) rhs_q = ring_row.v[q];
+          else if constexpr (ring_rhs) rhs_q = ring_row.v[q];
           else rhs_q = rhs[t].v[q];
           level.v[q] = s.update(nb, g.point<2>(0, r, x0 + lane * W + q), rhs_q);
           if (fold && (stored >> q & 1u)) {
@@ -199,10 +201,8 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
     }
     slot = slot + 1 == slots ? 0 : slot + 1;
   }
-  if constexpr (Rhs == RhsIn::shared) {
-    wait_copies<0>();  // nothing lands in the caller's shared memory after the return
-    if (residual != nullptr) *residual = *residual > worst ? *residual : worst;
-  }
+  if constexpr (Rhs == RhsIn::staged) wait_copies<0>();  // nothing lands in the caller's shared memory after the return
+  if (residual != nullptr) *residual = *residual > worst ? *residual : worst;
 }
 
 }  // namespace relax::detail

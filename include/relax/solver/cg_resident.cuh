@@ -31,6 +31,7 @@
 #include <relax/primitives/grid_barrier.cuh>
 #include <relax/primitives/reduce.cuh>
 #include <relax/solver/cg_kernels.cuh>
+#include <relax/stencil/operator.hpp>
 #include <relax/strategy/tuning.hpp>
 
 #include <cstdint>
@@ -63,6 +64,35 @@ struct ResidentVectors {
   };
   __device__ Parity operator[](int p) const {
     return p != 0 ? Parity{r[1], w[1], s[1]} : Parity{r[0], w[0], s[0]};
+  }
+};
+
+//! A row of A a thread applies at every iteration, located once: the unknown's index, and for a
+//! stencil its coordinates, so that the row costs no division (the generic row splits k at
+//! every call).
+template <class Rows>
+struct ResidentRow {
+  std::int64_t k = 0;
+  ResidentRow() = default;
+  __device__ ResidentRow(const Rows&, std::int64_t unknown) : k(unknown) {}
+  template <class Load>
+  __device__ auto apply(const Rows& a, const Load& load) const {
+    return a.row(k, load);
+  }
+};
+template <class S>
+struct ResidentRow<StencilRows<S>> {
+  int x = 0, y = 0, z = 0;  // the grid-resident kernel holds fewer than 2³¹ unknowns
+  ResidentRow() = default;
+  __device__ ResidentRow(const StencilRows<S>& a, std::int64_t unknown) {
+    const std::int64_t plane = a.nx * a.ny, at_z = unknown / plane, in_plane = unknown - at_z * plane;
+    z = static_cast<int>(at_z);
+    y = static_cast<int>(in_plane / a.nx);
+    x = static_cast<int>(in_plane - std::int64_t{y} * a.nx);
+  }
+  template <class Load>
+  __device__ auto apply(const StencilRows<S>& a, const Load& load) const {
+    return a.row_at(x, y, S::rank == 2 ? 0 : z, load);
   }
 };
 
@@ -139,24 +169,33 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
   const std::int64_t reach_lo = reach[0], reach_hi = reach[1] + 1 > lo + owned_count ? reach[1] + 1 : lo + owned_count;
   const bool windowed = reach_hi - reach_lo <= capacity;
   const std::int64_t wlo = windowed ? reach_lo : lo;
-  const int length = static_cast<int>(windowed ? reach_hi - reach_lo : owned_count);
+  // The window's neighbours: `before` unknowns below the block's own, `after` above them; halo
+  // entry e is at window position e (e < before) or e + owned_count.
+  const int before = static_cast<int>(lo - wlo);
+  const int halo = windowed ? static_cast<int>(reach_hi - reach_lo - owned_count) : 0;
+  auto position = [=](int e) { return e < before ? e : e + static_cast<int>(owned_count); };
   T* const ext = reinterpret_cast<T*>(window_bytes);  // r' of the window (unknown j at j − wlo)
   T* const raw_r = ext + capacity;                    // the neighbours' r, w and s, staged
   T* const raw_w = raw_r + capacity;
   T* const raw_s = raw_w + capacity;
-  T* const own = ext + (lo - wlo);
+  T* const own = ext + before;
   // The neighbours' r, w (and s, from the second iteration on) of the window, copied without a
   // register holding them while warp 0 sums the partials.
   auto stage = [&](const typename ResidentVectors<T>::Parity& source, bool with_s) {
-    if (!windowed) return;
-    for (int e = threadIdx.x; e < length; e += threads) {
-      const std::int64_t j = wlo + e;
-      if (owned(j)) continue;
-      copy_async<sizeof(T)>(raw_r + e, source.r + j);
-      copy_async<sizeof(T)>(raw_w + e, source.w + j);
-      if (with_s) copy_async<sizeof(T)>(raw_s + e, source.s + j);
+    for (int e = threadIdx.x; e < halo; e += threads) {
+      const int at = position(e);
+      const std::int64_t j = wlo + at;
+      copy_async<sizeof(T)>(raw_r + at, source.r + j);
+      copy_async<sizeof(T)>(raw_w + at, source.w + j);
+      if (with_s) copy_async<sizeof(T)>(raw_s + at, source.s + j);
     }
     commit_copies();
+  };
+  // (A v)_k for the thread's m-th row, v read where the block keeps it: the window, or (a block
+  // whose window does not fit) its own unknowns and `outside(j)` for the rest.
+  auto apply = [&](const ResidentRow<Rows>& row, auto&& outside) {
+    return windowed ? row.apply(a, [&](std::int64_t j) { return ext[j - wlo]; })
+                    : row.apply(a, [&](std::int64_t j) { return owned(j) ? ext[j - wlo] : outside(j); });
   };
   auto publish_partial = [&](const SumPair& mine, int parity) {
     const SumPair block = block_sum2(mine);
@@ -174,8 +213,7 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
     pv[m] = sv[m] = wv[m] = T(0);
     if (held(m)) own[m * threads + threadIdx.x] = rv[m];
   }
-  for (int e = threadIdx.x; e < length; e += threads)
-    if (!owned(wlo + e)) ext[e] = r0[wlo + e];
+  for (int e = threadIdx.x; e < halo; e += threads) ext[position(e)] = r0[wlo + position(e)];
   __syncthreads();
   // Before the loop: w = A r and δ = (w, r) (γ = (r, r) is the host's); r and w published in
   // parity 0, the partials in parity 1 (iteration 0 writes parity 0's).
@@ -185,7 +223,7 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
     for (int m = 0; m < M; ++m) {
       if (!held(m)) continue;
       const std::int64_t k = first + std::int64_t{m} * threads;
-      wv[m] = a.row(k, [&](std::int64_t j) { return windowed || owned(j) ? ext[j - wlo] : r0[j]; });
+      wv[m] = apply(ResidentRow<Rows>(a, k), [&](std::int64_t j) { return r0[j]; });
       v[0].r[k] = rv[m];
       v[0].w[k] = wv[m];
       mine.second += static_cast<double>(wv[m]) * static_cast<double>(rv[m]);
@@ -196,6 +234,10 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
     const SumPair sums = resident_all_reduce(partials + blocks, blocks, &total);
     if (s.status == cg_ok) cg_single_start(s, sums.second);
   }
+  // The thread's rows, located once (held(m) or not: a row past the block's unknowns is never applied).
+  ResidentRow<Rows> rows[M];
+#pragma unroll
+  for (int m = 0; m < M; ++m) rows[m] = ResidentRow<Rows>(a, held(m) ? first + std::int64_t{m} * threads : lo);
   double beta = 0.0;
   while (s.status == cg_ok && !cg_done(s)) {
     const long long i = s.iterations;
@@ -215,8 +257,10 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
       xv[m] = add(xv[m], mul(al, pv[m]));
       if (held(m)) own[m * threads + threadIdx.x] = rv[m];  // every read of the last r ended at the last barrier
     }
-    for (int e = threadIdx.x; e < length; e += threads)  // the window's neighbours, as their owners do
-      if (!owned(wlo + e)) ext[e] = next_residual(raw_r + e, raw_w + e, raw_s + e);
+    for (int e = threadIdx.x; e < halo; e += threads) {  // the window's neighbours, as their owners do
+      const int at = position(e);
+      ext[at] = next_residual(raw_r + at, raw_w + at, raw_s + at);
+    }
     __syncthreads();
     const auto source = v[in], target = v[out];
     // A neighbour outside the window: its r' from what its owner published.
@@ -226,7 +270,7 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
     for (int m = 0; m < M; ++m) {
       if (!held(m)) continue;
       const std::int64_t k = first + std::int64_t{m} * threads;
-      wv[m] = a.row(k, [&](std::int64_t j) { return windowed || owned(j) ? ext[j - wlo] : neighbour(j); });
+      wv[m] = apply(rows[m], neighbour);
       target.r[k] = rv[m];
       target.w[k] = wv[m];
       target.s[k] = sv[m];

@@ -406,6 +406,30 @@ __device__ __forceinline__ void stream_group(const S& s, const T* u, T* out, con
   }
 }
 
+//! Where the single-domain streamed loop keeps b (2D; see `RhsIn` and the tuning constants).
+inline constexpr RhsIn stream_loop_rhs = tuning::stream_loop_rhs_ring ? (tuning::stream_loop_staged ? RhsIn::staged : RhsIn::shared)
+                                         : tuning::stream_loop_reloads_rhs ? RhsIn::global
+                                                                           : RhsIn::registers;
+
+//! Warp-level: the strip of 2D work item `item` of a streamed pass of depth `d` that this warp
+//! streams, folding the residual of u into `*residual` where given. A call of its own (not
+//! inlined): the streamed loop's state, saved around it, leaves the stream the registers of the
+//! launched kernel (inlined, the kernel spilled 124 bytes at 128 registers, 232 with the fold).
+//! (The stencil and the box by value: through a reference they would be read from the caller's
+//! stack at every row.)
+template <int d, class S, class T>
+__device__ __noinline__ void stream_strip_item(const S s, const T* u, T* out, const T* __restrict__ b, const Shape g,
+                                               std::int64_t segment, std::int64_t item, Lane<T>* queue,
+                                               arith::bits_t<T>* residual) {
+  const std::int64_t groups = tile_count(tile_count(g.nx, strip_kept<d, T>), stream_warps_per_block);
+  const std::int64_t strip = item % groups * stream_warps_per_block + threadIdx.y;
+  const std::int64_t x0 = strip * strip_kept<d, T> + 1 - d;
+  const std::int64_t y0 = item / groups * segment + 1;
+  if (x0 + d > g.nx) return;  // a warp past the last strip (warps work alone in 2D)
+  stream_strip<d, stream_loop_rhs>(s, u, out, b, g, x0, y0, min(y0 + segment, g.ny + 1), threadIdx.x,
+                                   queue + threadIdx.y * rhs_ring_lanes<d, stream_loop_rhs>, residual);
+}
+
 //! Block-level: work item `item` of a streamed pass of depth `d` (see `stream_items`): d exact
 //! sweeps of its part of u into `out`, as the launch-based kernels do it. (Its own index
 //! arithmetic rather than `stream_group`'s, the same numbers: written through `stream_group`
@@ -415,16 +439,7 @@ __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, cons
                                             std::int64_t segment, std::int64_t item, Lane<T>* queue,
                                             arith::bits_t<T>* residual = nullptr) {
   if constexpr (Rank == 2) {
-    const std::int64_t groups = tile_count(tile_count(g.nx, strip_kept<d, T>), stream_warps_per_block);
-    const std::int64_t strip = item % groups * stream_warps_per_block + threadIdx.y;
-    const std::int64_t x0 = strip * strip_kept<d, T> + 1 - d;
-    const std::int64_t y0 = item / groups * segment + 1;
-    if (x0 + d > g.nx) return;  // a warp past the last strip (warps work alone in 2D)
-    constexpr RhsIn rhs = tuning::stream_loop_rhs_ring    ? RhsIn::shared
-                          : tuning::stream_loop_reloads_rhs ? RhsIn::global
-                                                            : RhsIn::registers;
-    stream_strip<d, rhs>(s, u, out, b, g, x0, y0, min(y0 + segment, g.ny + 1), threadIdx.x,
-                         queue + threadIdx.y * rhs_ring_lanes<d>, residual);
+    stream_strip_item<d>(s, u, out, b, g, segment, item, queue, residual);
   } else {
     const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<d, T>);
     const std::int64_t tiles_y = tile_count(g.ny, plane_rows_kept<d>);
@@ -441,8 +456,9 @@ __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, cons
 //! meet at the grid barrier after every pass (the next pass reads the edges of other blocks'
 //! items). Every M sweeps they fold the residual into a norm slot and decide as
 //! `persistent_sync_kernel` does: in 2D the first pass after the check folds it from the rows it
-//! streams (`run_pass_loop`'s `FoldInPass`; b and the next row reach shared memory a step ahead,
-//! `RhsIn::shared`), in 3D a pass of its own over the Sync walk's tiles. The passes between two
+//! streams (`run_pass_loop`'s `FoldInPass`), in 3D a pass of its own over the Sync walk's tiles.
+//! In 2D a work item's stream is a call of its own (`stream_item`, not inlined), so that the
+//! loop's state, saved around the call, leaves the stream the registers of the launched kernel. The passes between two
 //! checks are of depth D and one remainder, so the iterates are those of M Sync sweeps.
 //! In 2D the launch bounds hold the kernel to the launched stream's 128 registers (see
 //! `tuning::stream_loop_blocks_per_sm`); in 3D one block of the plane queue's 8 warps an SM, as
@@ -455,7 +471,7 @@ __global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? tuning:
   extern __shared__ __align__(16) unsigned char queue_bytes[];  // 3D: the plane queue; 2D: the warps' rings of b
   Lane<T>* const queue = reinterpret_cast<Lane<T>*>(queue_bytes);
   DeviceLoopCounters<T, Laddered> loop(plan, state, reports, history);
-  constexpr bool fold = Rank == 2 && tuning::stream_loop_rhs_ring;  // the stream folds the checks' residual
+  constexpr bool fold = Rank == 2;  // the 2D stream folds the checks' residual
   run_passes<32, stream_block_y<Rank>, Rank == 2 ? 8 : 4, Rank, D, fold>(
       loop, plan, s, u, w, b, g, [&](const T* src, T* dst, int d, auto... residual) {
         with_depth<1, D>(d, [&](auto depth) {
@@ -990,7 +1006,8 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
     auto k = kernel<S, T>(plan.laddered);
     const std::size_t bytes = S::rank == 3 ? detail::plane_stream_shared_bytes<T>(D)
                               : tuning::stream_loop_rhs_ring
-                                  ? sizeof(detail::Lane<T>) * detail::rhs_ring_lanes<D> * detail::stream_warps_per_block
+                                  ? sizeof(detail::Lane<T>) * detail::rhs_ring_lanes<D, detail::stream_loop_rhs> *
+                                        detail::stream_warps_per_block
                                   : 0;
     if constexpr (S::rank == 3) {
       cudaFuncAttributes attributes{};

@@ -67,6 +67,15 @@ inline constexpr bool stream_loop_rhs_ring = RELAX_TUNING_STREAM_LOOP_RHS_RING;
 #else
 inline constexpr bool stream_loop_rhs_ring = true;
 #endif
+//! With the ring, the next row's u and b reach shared memory by asynchronous copies a step ahead
+//! (`RhsIn::staged`) instead of loads the step waits for (`RhsIn::shared`). Not yet measured
+//! against the plain ring with the residual folded into the pass; `RELAX_TUNING_STREAM_LOOP_STAGED`
+//! overrides it (for measuring).
+#ifdef RELAX_TUNING_STREAM_LOOP_STAGED
+inline constexpr bool stream_loop_staged = RELAX_TUNING_STREAM_LOOP_STAGED;
+#else
+inline constexpr bool stream_loop_staged = false;
+#endif
 
 //! `TemporalBlock<D, ColumnStream>` in 3D (`agent/plane_stream.cuh`): warps per block and rows
 //! per warp of the streamed tile (ghost rows included, so 32 − 2D rows are stored). Four rows a
