@@ -32,8 +32,10 @@
 //!   registers for the whole solve: a block applies A to its own unknowns from its shared memory
 //!   and recomputes a neighbouring block's r' from the r, w and s that block published, so an
 //!   iteration touches global memory only at the edges of the blocks' ranges, with one grid
-//!   barrier (`solver/cg_resident.cuh`). At most `resident_capacity()` unknowns (270336 on the
-//!   H200); a larger operator is a clear error at construction;
+//!   barrier (`solver/cg_resident.cuh`). The kernel also forms ‖b‖, r = b − A x and, at the end,
+//!   the true residual ‖b − A x‖ itself, so a solve is one launch and one read. At most
+//!   `resident_capacity()` unknowns (270336 on the H200); a larger operator is a clear error at
+//!   construction;
 //! - `Pipelined` — Ghysels–Vanroose pipelined CG: one fused reduction ((r, r) and (w, r)) per
 //!   iteration, two kernels. Every `CgOptions::replace_interval` iterations a checkpoint computes
 //!   b − A x and its gap to the recurrence residual, on the device: above the bound of
@@ -269,17 +271,23 @@ class CG {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     CgReport report;
-    dot(op_.size(), b, b, scalars_.data(), dots_, stream);
-    read_back(scalars_.data(), nullptr, stream);
-    report.rhs_norm = std::sqrt(host_.data()[0]);
-    detail::solve_with_restarts(
-        options_, report,
-        [&](const StopCriterion& left, CgReport& r) {
-          // Pipelined's restarts and its switch run standard CG, as the reference's do.
-          const bool standard = !fused_family || (pipelined && (r.restarts > 0 || r.switched_at >= 0));
-          return standard ? run_unfused(b, x, left, r, stream) : run_fused_family(b, x, left, r, stream);
-        },
-        [&] { return true_residual_norm(b, x, stream); });
+    if constexpr (grid_resident) {  // its kernel forms ‖b‖, the start residual and the true residual
+      detail::solve_with_restarts(
+          options_, report, [&](const StopCriterion& left, CgReport& r) { return run_resident(b, x, left, r, stream); },
+          [&] { return resident_true_norm_; });
+    } else {
+      dot(op_.size(), b, b, scalars_.data(), dots_, stream);
+      read_back(scalars_.data(), nullptr, stream);
+      report.rhs_norm = std::sqrt(host_.data()[0]);
+      detail::solve_with_restarts(
+          options_, report,
+          [&](const StopCriterion& left, CgReport& r) {
+            // Pipelined's restarts and its switch run standard CG, as the reference's do.
+            const bool standard = !fused_family || (pipelined && (r.restarts > 0 || r.switched_at >= 0));
+            return standard ? run_unfused(b, x, left, r, stream) : run_fused_family(b, x, left, r, stream);
+          },
+          [&] { return true_residual_norm(b, x, stream); });
+    }
     report.time_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
     return report;
   }
@@ -389,6 +397,30 @@ class CG {
     return d == StopReason::go_on ? CgStatus::iteration_cap : detail::cg_status_of(d);
   }
 
+  // GridResident from x until `stop` decides, in one launch: the kernel forms ‖b‖ and r = b − A x,
+  // decides, iterates, and leaves ‖b − A x‖ of its iterate for `solve_with_restarts`
+  // (`resident_true_norm_`).
+  CgStatus run_resident(const T* b, T* x, const StopCriterion& stop, CgReport& report, cudaStream_t stream) {
+    const std::int64_t offset = report.iterations;
+    detail::CgDeviceState& h = host_state_.data()[0];
+    h = detail::CgDeviceState{};
+    h.stop = stop;
+    RELAX_CUDA_CHECK(cudaMemcpyAsync(state_.data(), &h, sizeof(h), cudaMemcpyHostToDevice, stream));
+    launch_resident(b, x, stream);
+    const detail::CgDeviceState s = read_state(stream);  // also waits for the barrier word's copy
+    require_barrier_completed();
+    report.rhs_norm = s.rhs_norm;
+    report.iterations = offset + s.iterations;
+    report.residual_norm = std::sqrt(s.rr);
+    resident_true_norm_ = std::sqrt(s.true_rr);
+    if (options_.record_history)
+      report.history.push_back({report.iterations, StopCriterion::relative(report.residual_norm, report.rhs_norm)});
+    if (s.status == detail::cg_breakdown) return CgStatus::breakdown;
+    if (s.status == detail::cg_non_finite) return CgStatus::non_finite;
+    const StopReason d = stop.decide(report.residual_norm, report.rhs_norm, s.iterations);
+    return d == StopReason::go_on ? CgStatus::iteration_cap : detail::cg_status_of(d);
+  }
+
   // Pipelined, after a recurrence pᵀAp ≤ 0: pᵀAp for the direction the iteration would have
   // taken, p = r + β p_prev (β = γ / γ_prev; p = r on the first iteration), computed from p and A p.
   double direct_pq(const detail::CgDeviceState& s, cudaStream_t stream) {
@@ -429,9 +461,8 @@ class CG {
       const auto s = read_state(stream);
       record(s);
       return s;
-    } else if constexpr (persistent || grid_resident) {
-      if constexpr (grid_resident) launch_resident(x, stream);
-      else launch_persistent(x, stream);
+    } else if constexpr (persistent) {
+      launch_persistent(x, stream);
       const auto s = read_state(stream);  // also waits for the barrier word's copy
       require_barrier_completed();
       record(s);
@@ -758,17 +789,16 @@ class CG {
                                           static_cast<int>(resident_window_ * per_unknown)));
   }
 
-  // One cooperative launch for the whole solve; the host's start left r = b − A x in r_.
-  void launch_resident(T* x, cudaStream_t stream) {
+  // One cooperative launch for the whole solve from x.
+  void launch_resident(const T* b, T* x, cudaStream_t stream) {
     auto rows = op_.rows();
     std::int64_t n = op_.size();
-    const T* r0 = r_.data();
     detail::ResidentVectors<T> published{{p_.data(), m_.data()}, {w_.data(), z_.data()}, {s_.data(), q_.data()}};
     detail::CgDeviceState* st = state_.data();
     auto* partials = reinterpret_cast<double2*>(partials_.data());
     detail::GridBarrier barrier = fresh_barrier(resident_blocks_, stream);
     int capacity = resident_window_;
-    void* args[] = {&rows, &n, &x, &r0, &published, &st, &partials, &barrier, &capacity};
+    void* args[] = {&rows, &n, &x, &b, &published, &st, &partials, &barrier, &capacity};
     const std::size_t bytes = static_cast<std::size_t>(capacity) * detail::resident_window_arrays * sizeof(T);
     RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(resident_kernel(resident_points_)),
                                                  dim3(resident_blocks_), dim3(tuning::cg_resident_threads), args, bytes,
@@ -850,6 +880,7 @@ class CG {
   int cluster_blocks_ = 0, cluster_points_ = 0;  // ClusterResident
   int resident_blocks_ = 0, resident_points_ = 0;  // GridResident
   int resident_window_ = 0;                        // GridResident: unknowns of a block's window in shared memory
+  double resident_true_norm_ = 0.0;                // GridResident: ‖b − A x‖ of its last launch
   DeviceBuffer<detail::GridBarrierState> barrier_;  // the persistent and grid-resident variants' grid barrier
   PinnedBuffer<detail::GridBarrierState> host_barrier_;
   static constexpr std::uint64_t default_barrier_timeout_ns = 20'000'000'000ull;  // 20 s: a barrier takes µs

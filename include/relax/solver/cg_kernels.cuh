@@ -41,6 +41,8 @@ struct CgDeviceState {
   //! to the next iteration's first kernel, which reads p anyway (one pass over p instead of two);
   //! after the last iteration `cg_fused_finish_x` does it.
   int x_pending = 0;
+  //! GridResident: ‖b − A x‖² of the iterate its kernel leaves in x (computed there).
+  double true_rr = 0.0;
 };
 
 //! True when no further iteration may change anything: the stop criterion decided (converged,

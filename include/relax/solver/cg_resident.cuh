@@ -120,17 +120,19 @@ __device__ inline SumPair resident_all_reduce(const double2* partials, unsigned 
   return *slot;  // rewritten only after the next iteration's block reduction (two block barriers on)
 }
 
-//! A whole CG solve (`GridResident`): launch `ceil(n / resident_cg_points<M>)` blocks (at most
-//! one per SM) of `tuning::cg_resident_threads` threads cooperatively, with
+//! A whole CG solve (`GridResident`) from x: launch `ceil(n / resident_cg_points<M>)` blocks (at
+//! most one per SM) of `tuning::cg_resident_threads` threads cooperatively, with
 //! `resident_window_arrays · capacity · sizeof(T)` bytes of dynamic shared memory,
 //! `capacity` ≥ `resident_cg_points<M>`. Block b owns unknowns [b P, min(n, (b + 1) P)) with
-//! P = `resident_cg_points<M>`; thread t of it unknowns b P + m · threads + t, m < M. On entry
-//! `r0` = b − A x and the state as the other fused variants have it; on exit x holds the iterate
-//! and block 0 has written the state back. `partials`: two (γ, δ) per block ([parity][block]).
+//! P = `resident_cg_points<M>`; thread t of it unknowns b P + m · threads + t, m < M. The kernel
+//! does what the host does around the other fused variants, so a solve is one launch and one
+//! read: r = b − A x, ‖b‖ and (r, r) before the first decision (the state's `stop` and a zero
+//! count on entry), and at the end ‖b − A x‖² of the iterate it leaves in x (`true_rr`); block 0
+//! writes the state back. `partials`: two (γ, δ) per block ([parity][block]).
 template <class T, class Rows, int M>
 __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
-    cg_grid_resident(Rows a, std::int64_t n, T* __restrict__ x, const T* __restrict__ r0, ResidentVectors<T> v,
-                     CgDeviceState* st, double2* partials, GridBarrier barrier, int capacity) {
+    cg_grid_resident(Rows a, std::int64_t n, T* x, const T* __restrict__ b, ResidentVectors<T> v, CgDeviceState* st,
+                     double2* partials, GridBarrier barrier, int capacity) {
   using arith::add;
   using arith::mul;
   using arith::sub;
@@ -197,47 +199,82 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
     return windowed ? row.apply(a, [&](std::int64_t j) { return ext[j - wlo]; })
                     : row.apply(a, [&](std::int64_t j) { return owned(j) ? ext[j - wlo] : outside(j); });
   };
-  auto publish_partial = [&](const SumPair& mine, int parity) {
-    const SumPair block = block_sum2(mine);
-    if (threadIdx.x == 0) partials[parity * blocks + blockIdx.x] = make_double2(block.first, block.second);
-  };
+  // A block's two partial sums of a round, into the partials of the round's parity (rounds
+  // alternate, as the published vectors do), and after the grid barrier every block's, summed.
   unsigned rounds = 0;  // grid barriers passed
-
-  CgDeviceState s = *st;
-  T xv[M], rv[M], pv[M], sv[M], wv[M];
-#pragma unroll
-  for (int m = 0; m < M; ++m) {
-    const std::int64_t k = first + std::int64_t{m} * threads;
-    xv[m] = held(m) ? x[k] : T(0);
-    rv[m] = held(m) ? r0[k] : T(0);
-    pv[m] = sv[m] = wv[m] = T(0);
-    if (held(m)) own[m * threads + threadIdx.x] = rv[m];
-  }
-  for (int e = threadIdx.x; e < halo; e += threads) ext[position(e)] = r0[wlo + position(e)];
-  __syncthreads();
-  // Before the loop: w = A r and δ = (w, r) (γ = (r, r) is the host's); r and w published in
-  // parity 0, the partials in parity 1 (iteration 0 writes parity 0's).
-  {
-    SumPair mine;
-#pragma unroll
-    for (int m = 0; m < M; ++m) {
-      if (!held(m)) continue;
-      const std::int64_t k = first + std::int64_t{m} * threads;
-      wv[m] = apply(ResidentRow<Rows>(a, k), [&](std::int64_t j) { return r0[j]; });
-      v[0].r[k] = rv[m];
-      v[0].w[k] = wv[m];
-      mine.second += static_cast<double>(wv[m]) * static_cast<double>(rv[m]);
-    }
-    publish_partial(mine, 1);
-    if (!barrier.arrive_and_wait_round(rounds++)) s.status = cg_barrier_failed;
-    stage(v[0], false);
-    const SumPair sums = resident_all_reduce(partials + blocks, blocks, &total);
-    if (s.status == cg_ok) cg_single_start(s, sums.second);
-  }
+  auto publish_partial = [&](const SumPair& mine) {
+    const SumPair block = block_sum2(mine);
+    if (threadIdx.x == 0) partials[(rounds & 1) * blocks + blockIdx.x] = make_double2(block.first, block.second);
+  };
+  auto all_reduce = [&] { return resident_all_reduce(partials + ((rounds - 1) & 1) * blocks, blocks, &total); };
+  auto barrier_round = [&] { return barrier.arrive_and_wait_round(rounds++); };
+  // The vector `v` of the window's neighbours, read from global memory (published before the
+  // last barrier, or the input x).
+  auto load_window = [&](const T* v) {
+    for (int e = threadIdx.x; e < halo; e += threads) ext[position(e)] = v[wlo + position(e)];
+  };
   // The thread's rows, located once (held(m) or not: a row past the block's unknowns is never applied).
   ResidentRow<Rows> rows[M];
 #pragma unroll
   for (int m = 0; m < M; ++m) rows[m] = ResidentRow<Rows>(a, held(m) ? first + std::int64_t{m} * threads : lo);
+  // (b − A x)_k of the thread's m-th unknown, x in the window (the operations of `cg_start`).
+  auto true_residual = [&](int m, const T* xs) {
+    return sub(b[first + std::int64_t{m} * threads], apply(rows[m], [&](std::int64_t j) { return xs[j]; }));
+  };
+
+  CgDeviceState s = *st;
+  T xv[M], rv[M], pv[M], sv[M], wv[M];
+  // Round 0: r = b − A x, ‖b‖² and γ = (r, r); r published (parity 0).
+  {
+    SumPair mine;
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      const std::int64_t k = first + std::int64_t{m} * threads;
+      xv[m] = held(m) ? x[k] : T(0);
+      pv[m] = sv[m] = wv[m] = rv[m] = T(0);
+      if (held(m)) own[m * threads + threadIdx.x] = xv[m];
+    }
+    load_window(x);
+    __syncthreads();
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      if (!held(m)) continue;
+      const std::int64_t k = first + std::int64_t{m} * threads;
+      const T bk = b[k];
+      rv[m] = true_residual(m, x);
+      v[0].r[k] = rv[m];
+      mine.first += static_cast<double>(bk) * static_cast<double>(bk);
+      mine.second += static_cast<double>(rv[m]) * static_cast<double>(rv[m]);
+    }
+    publish_partial(mine);
+    if (!barrier_round()) s.status = cg_barrier_failed;
+    const SumPair sums = all_reduce();
+    s.rhs_norm = sqrt(sums.first);
+    s.rr = s.rr_prev = sums.second;
+    s.true_rr = sums.second;  // the iterate's true residual while it is x
+  }
+  // Round 1: w = A r and δ = (w, r); w published (parity 0); then α.
+  if (s.status == cg_ok && !cg_done(s)) {
+    SumPair mine;
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+      if (held(m)) own[m * threads + threadIdx.x] = rv[m];
+    load_window(v[0].r);
+    __syncthreads();
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      if (!held(m)) continue;
+      const std::int64_t k = first + std::int64_t{m} * threads;
+      wv[m] = apply(rows[m], [&](std::int64_t j) { return v[0].r[j]; });
+      v[0].w[k] = wv[m];
+      mine.second += static_cast<double>(wv[m]) * static_cast<double>(rv[m]);
+    }
+    publish_partial(mine);
+    if (!barrier_round()) s.status = cg_barrier_failed;
+    stage(v[0], false);
+    const SumPair sums = all_reduce();
+    if (s.status == cg_ok) cg_single_start(s, sums.second);
+  }
   double beta = 0.0;
   while (s.status == cg_ok && !cg_done(s)) {
     const long long i = s.iterations;
@@ -277,18 +314,40 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
       mine.first += static_cast<double>(rv[m]) * static_cast<double>(rv[m]);
       mine.second += static_cast<double>(wv[m]) * static_cast<double>(rv[m]);
     }
-    publish_partial(mine, in);
-    if (!barrier.arrive_and_wait_round(rounds++)) {
+    publish_partial(mine);
+    if (!barrier_round()) {
       s.status = cg_barrier_failed;
       break;
     }
     stage(target, true);
-    if (!cg_single_step(s, resident_all_reduce(partials + in * blocks, blocks, &total), beta)) break;
+    if (!cg_single_step(s, all_reduce(), beta)) break;
   }
-  // Every block takes the same decisions, so all leave the loop at the same iteration.
+  // Every block takes the same decisions, so all leave the loop at the same iteration. Where x
+  // moved, two more rounds give its true residual: x published (in x itself), then ‖b − A x‖².
 #pragma unroll
   for (int m = 0; m < M; ++m)
     if (held(m)) x[first + std::int64_t{m} * threads] = xv[m];
+  if (s.iterations > 0 && s.status != cg_barrier_failed) {
+    SumPair mine;
+    if (barrier_round()) {
+#pragma unroll
+      for (int m = 0; m < M; ++m)
+        if (held(m)) own[m * threads + threadIdx.x] = xv[m];
+      load_window(x);
+      __syncthreads();
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        if (!held(m)) continue;
+        const T t = true_residual(m, x);
+        mine.first += static_cast<double>(t) * static_cast<double>(t);
+      }
+      publish_partial(mine);
+      if (barrier_round()) s.true_rr = all_reduce().first;
+      else s.status = cg_barrier_failed;
+    } else {
+      s.status = cg_barrier_failed;
+    }
+  }
   if (blockIdx.x == 0 && threadIdx.x == 0) *st = s;
 }
 
