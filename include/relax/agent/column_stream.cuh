@@ -39,8 +39,7 @@ inline constexpr int strip_kept = 32 * Lane<T>::width - 2 * D;
 //! Where the stream keeps b of the D + 1 rows its levels update: in registers (the launched
 //! kernel), read again from global memory at each level (an L1 hit), in a ring of D + 1 rows in
 //! shared memory that each lane writes and reads for itself (`shared`: one 16-byte store a row,
-//! a step after the row's load, and one 16-byte load a level; no barrier, since no lane reads
-//! another's), or in such a ring of
+//! one 16-byte load a level; no barrier, since no lane reads another's), or in such a ring of
 //! D + 2 rows with two rows of u beside it (`staged`), the next row's u and b copied there
 //! asynchronously (`cp.async`) a step ahead, so that a step waits for no load of its own.
 enum class RhsIn { registers, global, shared, staged };
@@ -146,9 +145,6 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
       wait_copies<1>();
       next = staged[(i & 1) * 32];
     } else {
-      // RhsIn::shared: b of row k − 1, loaded a step ago, into the ring before the levels read it
-      // (stored right after its load, it made every step wait for that load).
-      if constexpr (Rhs == RhsIn::shared) ring[(slot == 0 ? slots - 1 : slot - 1) * 32 + lane] = rhs[0];
       const bool row_in_grid = i >= grid_first && i <= grid_last;
       const bool row_interior = i >= interior_first && i <= interior_last;
 #pragma unroll
@@ -157,6 +153,7 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
         if constexpr (Rhs != RhsIn::global)
           rhs[0].v[q] = row_interior && (interior >> q & 1u) ? b_col[k * g.pitch + q] : T(0);
       }
+      if constexpr (Rhs == RhsIn::shared) ring[slot * 32 + lane] = rhs[0];
     }
 #pragma unroll
     for (int t = 1; t <= D; ++t) {
