@@ -72,9 +72,6 @@ __global__ void __launch_bounds__(tuning::cg_cluster_threads, 1)
   __trap();  // clusters need sm_90; the host refuses such a device before launching
 #else
   namespace cg = cooperative_groups;
-  using arith::add;
-  using arith::mul;
-  using arith::sub;
   constexpr int threads = tuning::cg_cluster_threads;
   constexpr std::int64_t P = cluster_cg_points<M>;
   using Reduce = cub::BlockReduce<SumPair, threads>;
@@ -139,10 +136,7 @@ __global__ void __launch_bounds__(tuning::cg_cluster_threads, 1)
     const T al = static_cast<T>(s.alpha_prev), be = static_cast<T>(beta);
 #pragma unroll
     for (int m = 0; m < M; ++m) {  // as cg_persistent_single, on the registers
-      pv[m] = first_iteration ? rv[m] : add(rv[m], mul(be, pv[m]));
-      sv[m] = first_iteration ? wv[m] : add(wv[m], mul(be, sv[m]));
-      rv[m] = sub(rv[m], mul(al, sv[m]));
-      xv[m] = add(xv[m], mul(al, pv[m]));
+      cg_single_update(pv[m], sv[m], rv[m], xv[m], wv[m], al, be, first_iteration);
       published[m * threads + threadIdx.x] = rv[m];  // every read of the last r ended at the last barrier
     }
     cluster.sync();

@@ -207,6 +207,17 @@ __global__ void __launch_bounds__(dot_block)
   if (blockIdx.x == 0 && threadIdx.x == 0) *st = s;
 }
 
+//! Chronopoulos–Gear's step on one unknown's values (the registers of the on-chip variants):
+//! p = r + β p, s = w + β s, r −= α s, x += α p; on the first iteration p = r and s = w.
+template <class T>
+__device__ __forceinline__ void cg_single_update(T& p, T& s, T& r, T& x, T w, T alpha, T beta, bool first) {
+  using namespace arith;
+  p = first ? r : add(r, mul(beta, p));
+  s = first ? w : add(w, mul(beta, s));
+  r = sub(r, mul(alpha, s));
+  x = add(x, mul(alpha, p));
+}
+
 //! Chronopoulos–Gear's α before its first iteration, from δ = (A r, r) (γ = (r, r) is the host's),
 //! or the status that ends the solve. Shared by `cg_persistent_single` and `cg_cluster_resident`.
 __device__ inline void cg_single_start(CgDeviceState& s, double delta) {

@@ -217,9 +217,21 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
   ResidentRow<Rows> rows[M];
 #pragma unroll
   for (int m = 0; m < M; ++m) rows[m] = ResidentRow<Rows>(a, held(m) ? first + std::int64_t{m} * threads : lo);
-  // (b − A x)_k of the thread's m-th unknown, x in the window (the operations of `cg_start`).
-  auto true_residual = [&](int m, const T* xs) {
-    return sub(b[first + std::int64_t{m} * threads], apply(rows[m], [&](std::int64_t j) { return xs[j]; }));
+  // (b − A x)_k of each of the thread's unknowns (the operations of `cg_start`), handed to
+  // `each(m, k, residual)`: x (the thread's `xv`, its neighbours' in global memory) is first put
+  // in the window.
+  auto true_residuals = [&](const T (&xs)[M], auto&& each) {
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+      if (held(m)) own[m * threads + threadIdx.x] = xs[m];
+    load_window(x);
+    __syncthreads();
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      if (!held(m)) continue;
+      const std::int64_t k = first + std::int64_t{m} * threads;
+      each(m, k, sub(b[k], apply(rows[m], [&](std::int64_t j) { return x[j]; })));
+    }
   };
 
   CgDeviceState s = *st;
@@ -229,23 +241,16 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
     SumPair mine;
 #pragma unroll
     for (int m = 0; m < M; ++m) {
-      const std::int64_t k = first + std::int64_t{m} * threads;
-      xv[m] = held(m) ? x[k] : T(0);
+      xv[m] = held(m) ? x[first + std::int64_t{m} * threads] : T(0);
       pv[m] = sv[m] = wv[m] = rv[m] = T(0);
-      if (held(m)) own[m * threads + threadIdx.x] = xv[m];
     }
-    load_window(x);
-    __syncthreads();
-#pragma unroll
-    for (int m = 0; m < M; ++m) {
-      if (!held(m)) continue;
-      const std::int64_t k = first + std::int64_t{m} * threads;
+    true_residuals(xv, [&](int m, std::int64_t k, T r) {
       const T bk = b[k];
-      rv[m] = true_residual(m, x);
-      v[0].r[k] = rv[m];
+      rv[m] = r;
+      v[0].r[k] = r;
       mine.first += static_cast<double>(bk) * static_cast<double>(bk);
-      mine.second += static_cast<double>(rv[m]) * static_cast<double>(rv[m]);
-    }
+      mine.second += static_cast<double>(r) * static_cast<double>(r);
+    });
     publish_partial(mine);
     if (!barrier_round()) s.status = cg_barrier_failed;
     const SumPair sums = all_reduce();
@@ -288,10 +293,7 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
     };
 #pragma unroll
     for (int m = 0; m < M; ++m) {  // as cg_persistent_single, on the registers
-      pv[m] = first_iteration ? rv[m] : add(rv[m], mul(be, pv[m]));
-      sv[m] = first_iteration ? wv[m] : add(wv[m], mul(be, sv[m]));
-      rv[m] = sub(rv[m], mul(al, sv[m]));
-      xv[m] = add(xv[m], mul(al, pv[m]));
+      cg_single_update(pv[m], sv[m], rv[m], xv[m], wv[m], al, be, first_iteration);
       if (held(m)) own[m * threads + threadIdx.x] = rv[m];  // every read of the last r ended at the last barrier
     }
     for (int e = threadIdx.x; e < halo; e += threads) {  // the window's neighbours, as their owners do
@@ -330,17 +332,7 @@ __global__ void __launch_bounds__(tuning::cg_resident_threads, 1)
   if (s.iterations > 0 && s.status != cg_barrier_failed) {
     SumPair mine;
     if (barrier_round()) {
-#pragma unroll
-      for (int m = 0; m < M; ++m)
-        if (held(m)) own[m * threads + threadIdx.x] = xv[m];
-      load_window(x);
-      __syncthreads();
-#pragma unroll
-      for (int m = 0; m < M; ++m) {
-        if (!held(m)) continue;
-        const T t = true_residual(m, x);
-        mine.first += static_cast<double>(t) * static_cast<double>(t);
-      }
+      true_residuals(xv, [&](int, std::int64_t, T t) { mine.first += static_cast<double>(t) * static_cast<double>(t); });
       publish_partial(mine);
       if (barrier_round()) s.true_rr = all_reduce().first;
       else s.status = cg_barrier_failed;

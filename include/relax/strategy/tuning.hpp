@@ -68,9 +68,11 @@ inline constexpr bool stream_loop_rhs_ring = RELAX_TUNING_STREAM_LOOP_RHS_RING;
 inline constexpr bool stream_loop_rhs_ring = true;
 #endif
 //! With the ring, the next row's u and b reach shared memory by asynchronous copies a step ahead
-//! (`RhsIn::staged`) instead of loads the step waits for (`RhsIn::shared`). Not yet measured
-//! against the plain ring with the residual folded into the pass; `RELAX_TUNING_STREAM_LOOP_STAGED`
-//! overrides it (for measuring).
+//! (`RhsIn::staged`) instead of loads the step waits for (`RhsIn::shared`). Measured on the H200
+//! (2026-12-04, the residual folded into the passes, ten steps at r = 10,
+//! docs/results/h200/bench_stream_loop_fold{,_staged}.json): 979 against 975 ms at 16384², 81.4
+//! against 81.7 at 4096², the same; the plain ring stays (fewer registers: ptxas 4 bytes of spill
+//! in the D = 8 stream against 48). `RELAX_TUNING_STREAM_LOOP_STAGED` overrides it (for measuring).
 #ifdef RELAX_TUNING_STREAM_LOOP_STAGED
 inline constexpr bool stream_loop_staged = RELAX_TUNING_STREAM_LOOP_STAGED;
 #else
@@ -150,8 +152,10 @@ inline constexpr int cg_cluster_max_points_per_thread = 8;
 //! `GridResident` CG (`solver/cg_resident.cuh`): threads a block (one block per SM at most) and
 //! the most unknowns a thread keeps in registers (x, r, p, s and w of each: 80 registers at 8 in
 //! float64); on the H200, 132 · 256 · 8 = 270336 unknowns (520²). 256 threads so that 256² fills
-//! 128 SMs at two unknowns a thread, and a block's reduction is `block_sum2`'s. Not yet tuned on
-//! the GPU.
+//! 128 SMs at two unknowns a thread, and a block's reduction is `block_sum2`'s. Measured at this
+//! shape only (H200, 2026-12-04, docs/results/h200/bench_cg_grid_resident_v4_*.json: 3.47 µs an
+//! iteration at 256², float64); 512 threads at one unknown each not measured. At 8 unknowns a
+//! thread ptxas spills 300 bytes in float64 (255 registers).
 inline constexpr int cg_resident_threads = 256;
 inline constexpr int cg_resident_max_points_per_thread = 8;
 
