@@ -232,6 +232,28 @@ TEST_CASE("GridResident sizes its grid from the problem and refuses what does no
                     Catch::Contains("GridResident") && Catch::Contains("PersistentSingleReduction"));
 }
 
+TEST_CASE("GridResident's blocks give the same bits with their neighbours in shared or in global memory",
+          "[cg][variants][grid_resident]") {
+  // A block whose window does not fit in its shared memory recomputes its neighbours' r' from
+  // global memory with the owners' operations: the same iterates, sums and decisions.
+  for (std::int64_t n : {70, 256}) {
+    const auto b = random_vector<double>(n * n, 53 + n);
+    relax::CgOptions opt;
+    opt.rel_tol = 1e-10;
+    relax::CG<relax::Poisson5Operator<double>, relax::GridResident> windowed(relax::Poisson5Operator<double>(n), opt);
+    relax::CG<relax::Poisson5Operator<double>, relax::GridResident> global(relax::Poisson5Operator<double>(n), opt);
+    global.set_resident_window_for_testing(0);  // a block's own unknowns only
+    std::vector<double> x1(b.size(), 0.0), x2(b.size(), 0.0);
+    const auto want = windowed.solve(b, x1);
+    const auto got = global.solve(b, x2);
+    INFO("n = " << n << ": " << windowed.resident_blocks() << " blocks");
+    REQUIRE(want.converged());
+    CHECK(got.iterations == want.iterations);
+    CHECK(got.true_residual_norm == want.true_residual_norm);
+    CHECK(std::memcmp(x1.data(), x2.data(), x1.size() * sizeof(double)) == 0);
+  }
+}
+
 TEMPLATE_TEST_CASE("The on-chip variants run Chronopoulos-Gear's iterations and are reproducible", "[cg][variants]",
                    relax::ClusterResident, relax::GridResident) {
   // The same recurrences and operations on every unknown as PersistentSingleReduction; only the

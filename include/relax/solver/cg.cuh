@@ -252,6 +252,13 @@ class CG {
     return std::int64_t{current_sm_count()} * detail::resident_cg_points<tuning::cg_resident_max_points_per_thread>;
   }
 
+  //! Test hook (`GridResident`): a block keeps at most `unknowns` of its window in shared memory
+  //! (never fewer than it owns), so that blocks whose window is larger read their neighbours from
+  //! global memory, as they do where the window outgrows shared memory.
+  void set_resident_window_for_testing(int unknowns) {
+    resident_window_ = std::max(unknowns, tuning::cg_resident_threads * resident_points_);
+  }
+
   //! Test hook (persistent and grid-resident variants): the grid barriers wait for `blocks` more blocks than the
   //! grid has, so none completes and the solve ends with `relax::device_loop_error` after
   //! `timeout_ns` (0 blocks: the normal barrier and its 20 s limit).
