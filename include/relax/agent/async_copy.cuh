@@ -1,10 +1,10 @@
 #pragma once
 //! \file
 //! Asynchronous copies from global into shared memory (`cp.async`, sm_80 and later), for agents
-//! that stage data a thread reads back itself: a 16-byte copy goes through L2 only (`.cg`),
-//! needs no register to hold the data in flight, and a copy that must not read memory fills
-//! its 16 bytes with zeros instead; 4- and 8-byte copies go through L1. Only the calling thread may read what it staged, after
-//! `wait_copies`; sharing it with other threads needs a barrier on top.
+//! that stage data a thread reads back itself: no register holds the data in flight, and a copy
+//! that must not read memory fills its bytes with zeros instead. 16-byte copies go through L2
+//! only (`.cg`), 4- and 8-byte copies through L1. Only the calling thread may read what it
+//! staged, after `wait_copies`; sharing it with other threads needs a barrier on top.
 
 #include <relax/config.hpp>
 
