@@ -1,9 +1,9 @@
 #pragma once
 //! \file
 //! Asynchronous copies from global into shared memory (`cp.async`, sm_80 and later), for agents
-//! that stage data a thread reads back itself: no register holds the data in flight, and a copy
-//! that must not read memory fills its bytes with zeros instead. 16-byte copies go through L2
-//! only (`.cg`), 4- and 8-byte copies through L1. Only the calling thread may read what it
+//! that stage data a thread reads back itself: no register holds the data in flight. 16-byte
+//! copies go through L2 only (`.cg`), and one that must not read memory fills its bytes with
+//! zeros instead; 4- and 8-byte copies go through L1. Only the calling thread may read what it
 //! staged, after `wait_copies`; sharing it with other threads needs a barrier on top.
 
 #include <relax/config.hpp>
@@ -20,15 +20,12 @@ __device__ __forceinline__ void copy_async_16(void* dst, const void* src, bool r
 
 //! Starts copying the 4 or 8 bytes (`Bytes`) at `src` (global, aligned to them) to `dst` (shared,
 //! likewise), through L1 (`.ca`: the only form for fewer than 16 bytes; reads of memory that
-//! other SMs write need the L1 invalidated since, as a device-scope acquire fence does); when
-//! `read` is false `src` is not read and `dst` receives zeros.
+//! other SMs write need the L1 invalidated since, as a device-scope acquire fence does).
 template <int Bytes>
-__device__ __forceinline__ void copy_async(void* dst, const void* src, bool read = true) {
+__device__ __forceinline__ void copy_async(void* dst, const void* src) {
   static_assert(Bytes == 4 || Bytes == 8, "relax: copy_async copies 4 or 8 bytes (copy_async_16: 16)");
   const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  const unsigned bytes = read ? static_cast<unsigned>(Bytes) : 0u;
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(to), "l"(src), "n"(Bytes), "r"(bytes)
-               : "memory");
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(to), "l"(src), "n"(Bytes) : "memory");
 }
 
 //! Closes the calling thread's current group of asynchronous copies.

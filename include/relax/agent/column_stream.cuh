@@ -15,7 +15,6 @@
 //! `update` on the same neighbours as in `Sync`, so the result equals D synchronous sweeps bit
 //! for bit.
 
-#include <relax/agent/async_copy.cuh>
 #include <relax/core/arith.hpp>
 #include <relax/domain/shape.hpp>
 #include <relax/stencil/traits.hpp>
@@ -37,24 +36,24 @@ template <int D, class T>
 inline constexpr int strip_kept = 32 * Lane<T>::width - 2 * D;
 
 //! Where the stream keeps b of the D + 1 rows its levels update: in registers (the launched
-//! kernel), read again from global memory at each level (an L1 hit), in a ring of D + 1 rows in
-//! shared memory that each lane writes and reads for itself (`shared`: one 16-byte store a row,
-//! one 16-byte load a level; no barrier, since no lane reads another's), or in such a ring of
-//! D + 2 rows with two rows of u beside it (`staged`), the next row's u and b copied there
-//! asynchronously (`cp.async`) a step ahead, so that a step waits for no load of its own.
-enum class RhsIn { registers, global, shared, staged };
+//! kernel), read again from global memory at each level (an L1 hit), or in a ring of D + 1 rows
+//! in shared memory that each lane writes and reads for itself (one 16-byte store a row, one
+//! 16-byte load a level; no barrier, since no lane reads another's). (A ring of D + 2 rows with
+//! the next row of u and b copied in by `cp.async` a step ahead measured the same in the
+//! streamed device loop, 979 against 975 ms for ten steps at 16384² on the H200, and was dropped;
+//! docs/performance-notes.md.)
+enum class RhsIn { registers, global, shared };
 
-//! Lanes of shared memory that one warp's strip of depth D needs for `Rhs` (`shared`: the ring,
-//! D + 1 rows; `staged`: the ring, D + 2 rows, one more for the row in flight, and two rows of u).
-template <int D, RhsIn Rhs>
-inline constexpr int rhs_ring_lanes = Rhs == RhsIn::staged ? 32 * (D + 4) : Rhs == RhsIn::shared ? 32 * (D + 1) : 0;
+//! Lanes of the shared ring of b (`RhsIn::shared`) that one warp's strip of depth D needs.
+template <int D>
+inline constexpr int rhs_ring_lanes = 32 * (D + 1);
 
 //! Streams the strip whose first loaded column is `x0` down rows [y0, y1) of the 2D box `g`:
 //! level D of those rows is stored in `out`. Called by all 32 lanes of a warp (`lane` = 0..31).
 //! `Rhs`: where b of the rows being updated waits (see `RhsIn`); keeping the last D + 1 rows in
 //! registers takes a third of them at D = 8, which callers whose own state stays live (the
-//! device loops) cannot spare. With `RhsIn::shared` or `staged`, `ring` holds
-//! `rhs_ring_lanes<D, Rhs>` lanes for this warp (16-byte aligned, in shared memory). With
+//! device loops) cannot spare. With `RhsIn::shared`, `ring` holds `rhs_ring_lanes<D>` lanes for
+//! this warp (16-byte aligned, in shared memory). With
 //! `residual`, the stream also folds |s.residual| of the strip's stored points at level 0, the
 //! iterate it reads, into `*residual` (the bits of `arith::abs_bits`), from the neighbours level
 //! 1 reads: a check of u then costs no pass of its own.
@@ -87,11 +86,13 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
   }
   const T* u_col = u + x0 + lane * W;
   const T* b_col = b + x0 + lane * W;
-  constexpr bool ring_rhs = Rhs == RhsIn::shared || Rhs == RhsIn::staged;
-  constexpr int slots = Rhs == RhsIn::staged ? D + 2 : D + 1;
-  int slot = 0;  // the ring's row of row k, k mod slots
-  // RhsIn::staged: u of row base + i at staged[(i & 1) · 32].
-  Lane<T>* const staged = Rhs == RhsIn::staged ? ring + slots * 32 + lane : nullptr;
+  int slot = 0;  // RhsIn::shared: the ring's row of row k, k mod (D + 1)
+  if constexpr (Rhs == RhsIn::shared) {
+    // The first rows' levels read ring rows not yet written (their values are never stored);
+    // zeros, as in the register ring.
+#pragma unroll
+    for (int t = 0; t <= D; ++t) ring[t * 32 + lane] = rhs[0];
+  }
   // Rows counted from the first loaded one in 32 bits (a segment and its 2D + 1 rows of halo fit
   // in an int on any grid that fits in memory): row k = base + i; the bounds of the rows in the
   // grid and in the interior, as such counts, clamped to the loop's range.
@@ -103,58 +104,20 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
   const int grid_first = relative(0), grid_last = relative(g.ny + 1);
   const int interior_first = relative(1), interior_last = relative(g.ny);
   const int stored_first = relative(y0), stored_end = relative(y1);
-  constexpr unsigned whole = (1u << W) - 1;
-  // RhsIn::staged: row base + i of u into `to`, of b into `ring_to`, copied asynchronously (zeros
-  // outside the grid or the interior): a whole vector at once where the lane's vector lies in
-  // them and is 16-byte aligned (every lane of a strip whose halo is a whole number of vectors,
-  // but at the box's edges), else point by point.
-  const bool aligned = reinterpret_cast<std::uintptr_t>(u_col) % 16 == 0 &&
-                       reinterpret_cast<std::uintptr_t>(b_col) % 16 == 0 && g.pitch % W == 0;
-  const bool u_whole = aligned && in_grid == whole, b_whole = aligned && interior == whole;
-  auto stage = [&](int i, Lane<T>* to, Lane<T>* ring_to) {
-    const std::int64_t at = (base + i) * g.pitch;
-    const bool u_row = i >= grid_first && i <= grid_last, b_row = i >= interior_first && i <= interior_last;
-    auto one = [&](Lane<T>* dst, const T* col, unsigned mask, bool row, bool vector) {
-      if (vector || !row) {
-        copy_async_16(dst, col + at, row);
-      } else {
-#pragma unroll
-        for (int q = 0; q < W; ++q) copy_async<sizeof(T)>(&dst->v[q], col + at + q, mask >> q & 1u);
-      }
-    };
-    one(to, u_col, in_grid, u_row, u_whole);
-    one(ring_to, b_col, interior, b_row, b_whole);
-    commit_copies();
-  };
-  if constexpr (ring_rhs) {
-    // The first rows' levels read ring rows not yet written (their values are never stored);
-    // zeros, as in the register ring.
-#pragma unroll
-    for (int t = 0; t < slots; ++t) ring[t * 32 + lane] = rhs[0];
-  }
-  if constexpr (Rhs == RhsIn::staged) stage(0, staged, ring + lane);  // row base on its way
   arith::bits_t<T> worst = 0;  // the residual's fold
   for (int i = 0; i < steps; ++i) {
     const std::int64_t k = base + i;
     // Level 0 of row k, and b of row k.
     Lane<T> next;
-    if constexpr (Rhs == RhsIn::staged) {
-      const int next_slot = slot + 1 == slots ? 0 : slot + 1;
-      if (i + 1 < steps) stage(i + 1, staged + ((i + 1) & 1) * 32, ring + next_slot * 32 + lane);
-      else commit_copies();  // an empty group: the wait below counts the same
-      wait_copies<1>();
-      next = staged[(i & 1) * 32];
-    } else {
-      const bool row_in_grid = i >= grid_first && i <= grid_last;
-      const bool row_interior = i >= interior_first && i <= interior_last;
+    const bool row_in_grid = i >= grid_first && i <= grid_last;
+    const bool row_interior = i >= interior_first && i <= interior_last;
 #pragma unroll
-      for (int q = 0; q < W; ++q) {
-        next.v[q] = row_in_grid && (in_grid >> q & 1u) ? u_col[k * g.pitch + q] : T(0);
-        if constexpr (Rhs != RhsIn::global)
-          rhs[0].v[q] = row_interior && (interior >> q & 1u) ? b_col[k * g.pitch + q] : T(0);
-      }
-      if constexpr (Rhs == RhsIn::shared) ring[slot * 32 + lane] = rhs[0];
+    for (int q = 0; q < W; ++q) {
+      next.v[q] = row_in_grid && (in_grid >> q & 1u) ? u_col[k * g.pitch + q] : T(0);
+      if constexpr (Rhs != RhsIn::global)
+        rhs[0].v[q] = row_interior && (interior >> q & 1u) ? b_col[k * g.pitch + q] : T(0);
     }
+    if constexpr (Rhs == RhsIn::shared) ring[slot * 32 + lane] = rhs[0];
 #pragma unroll
     for (int t = 1; t <= D; ++t) {
       // Level t of row r = k − t from level t − 1 of rows r − 1 (up), r (mid), r + 1 (next).
@@ -163,7 +126,7 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
       const T west = __shfl_up_sync(0xffffffffu, mid[t - 1].v[W - 1], 1);
       const T east = __shfl_down_sync(0xffffffffu, mid[t - 1].v[0], 1);
       Lane<T> level, ring_row;
-      if constexpr (ring_rhs) ring_row = ring[(slot >= t ? slot - t : slot - t + slots) * 32 + lane];
+      if constexpr (Rhs == RhsIn::shared) ring_row = ring[(slot >= t ? slot - t : slot - t + D + 1) * 32 + lane];
       // The residual of row r at level 0 (t = 1 reads its neighbours), where the strip stores it.
       const bool fold = t == 1 && residual != nullptr && i - 1 >= stored_first && i - 1 < stored_end;
 #pragma unroll
@@ -173,7 +136,7 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
         if (update_row && (interior >> q & 1u)) {
           T rhs_q;
           if constexpr (Rhs == RhsIn::global) rhs_q = b_col[r * g.pitch + q];
-          else if constexpr (ring_rhs) rhs_q = ring_row.v[q];
+          else if constexpr (Rhs == RhsIn::shared) rhs_q = ring_row.v[q];
           else rhs_q = rhs[t].v[q];
           level.v[q] = s.update(nb, g.point<2>(0, r, x0 + lane * W + q), rhs_q);
           if (fold && (stored >> q & 1u)) {
@@ -199,9 +162,8 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
 #pragma unroll
       for (int t = D; t > 0; --t) rhs[t] = rhs[t - 1];
     }
-    slot = slot + 1 == slots ? 0 : slot + 1;
+    slot = slot == D ? 0 : slot + 1;
   }
-  if constexpr (Rhs == RhsIn::staged) wait_copies<0>();  // nothing lands in the caller's shared memory after the return
   if (residual != nullptr) *residual = *residual > worst ? *residual : worst;
 }
 

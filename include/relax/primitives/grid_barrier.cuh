@@ -93,20 +93,8 @@ struct BasicGridBarrier {
   //! from L2, since the word's top bit after round g is the parity of g + 1, so the wait starts a
   //! round trip earlier.
   __device__ bool arrive_and_wait_round(unsigned int passed) const {
-    __syncthreads();
-    __shared__ int ok;
-    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-      const bool first = first_block == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
-      cuda::atomic_thread_fence(cuda::memory_order_release, Scope);
-      word().fetch_add(first ? top - (blocks - 1u) : 1u, cuda::memory_order_relaxed);  // no use of the reply
-      const unsigned int after = (passed & 1u) == 0 ? top : 0u;
-      const auto arrived = word();
-      ok = bounded_wait<Scope>([&] { return (arrived.load(cuda::memory_order_relaxed) & top) == after; },
-                               &state->failed, timeout_ns);
-      cuda::atomic_thread_fence(cuda::memory_order_acquire, Scope);
-    }
-    __syncthreads();
-    return ok != 0;
+    (void)arrive();  // its reply unused, so nothing waits for it
+    return wait((passed & 1u) == 0 ? 0u : top);  // the word's top bit before round `passed`
   }
 
   //! The first half of a split barrier (block-level): the block's writes so far are released and

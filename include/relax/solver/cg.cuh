@@ -420,8 +420,7 @@ class CG {
     report.iterations = offset + s.iterations;
     report.residual_norm = std::sqrt(s.rr);
     resident_true_norm_ = std::sqrt(s.true_rr);
-    if (options_.record_history)
-      report.history.push_back({report.iterations, StopCriterion::relative(report.residual_norm, report.rhs_norm)});
+    record(report);
     if (s.status == detail::cg_breakdown) return CgStatus::breakdown;
     if (s.status == detail::cg_non_finite) return CgStatus::non_finite;
     const StopReason d = stop.decide(report.residual_norm, report.rhs_norm, s.iterations);
@@ -745,7 +744,8 @@ class CG {
 
   // GridResident: the fewest unknowns a thread (1, 2, 4, 8) that give at most one block per SM
   // (a grid barrier over more blocks costs more: 1.10 µs for 132 blocks, 2.12 for 1056 on the
-  // H200); the kernel loaded here (no lazy load at the solve) and checked to be resident.
+  // H200); the kernel loaded here (no lazy load at the solve) and checked to be resident with
+  // the shared memory of its window.
   void size_resident_grid() {
     int device = 0, cooperative = 0;
     RELAX_CUDA_CHECK(cudaGetDevice(&device));
@@ -757,16 +757,16 @@ class CG {
     for (int points = 1; points <= tuning::cg_resident_max_points_per_thread; points *= 2) {
       const std::int64_t blocks = detail::tile_count(n, std::int64_t{tuning::cg_resident_threads} * points);
       if (blocks > sms) continue;
+      size_resident_window(points);
       int per_sm = 0;
       RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &per_sm, resident_kernel(points), tuning::cg_resident_threads, 0));
+          &per_sm, resident_kernel(points), tuning::cg_resident_threads, resident_window_bytes()));
       if (per_sm < 1)
         throw unavailable_error("relax::CG<Operator, GridResident>: a block of " +
                                 std::to_string(tuning::cg_resident_threads) + " threads at " + std::to_string(points) +
                                 " unknowns a thread cannot be resident on this device; use relax::PersistentSingleReduction");
       resident_blocks_ = static_cast<int>(blocks);
       resident_points_ = points;
-      size_resident_window(points);
       partials_ = DeviceBuffer<double>(4 * static_cast<std::size_t>(blocks));
       barrier_ = DeviceBuffer<detail::GridBarrierState>(1);
       host_barrier_ = PinnedBuffer<detail::GridBarrierState>(1);
@@ -793,7 +793,12 @@ class CG {
                               std::to_string(resident_window_) + " unknowns of its window, fewer than the " +
                               std::to_string(per_block) + " it owns; use relax::PersistentSingleReduction");
     RELAX_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(resident_window_ * per_unknown)));
+                                          static_cast<int>(resident_window_bytes())));
+  }
+
+  // GridResident: the dynamic shared memory of a block's window.
+  std::size_t resident_window_bytes() const {
+    return static_cast<std::size_t>(resident_window_) * detail::resident_window_arrays * sizeof(T);
   }
 
   // One cooperative launch for the whole solve from x.
@@ -806,10 +811,9 @@ class CG {
     detail::GridBarrier barrier = fresh_barrier(resident_blocks_, stream);
     int capacity = resident_window_;
     void* args[] = {&rows, &n, &x, &b, &published, &st, &partials, &barrier, &capacity};
-    const std::size_t bytes = static_cast<std::size_t>(capacity) * detail::resident_window_arrays * sizeof(T);
     RELAX_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(resident_kernel(resident_points_)),
-                                                 dim3(resident_blocks_), dim3(tuning::cg_resident_threads), args, bytes,
-                                                 stream));
+                                                 dim3(resident_blocks_), dim3(tuning::cg_resident_threads), args,
+                                                 resident_window_bytes(), stream));
     read_barrier(stream);
   }
 

@@ -407,7 +407,7 @@ __device__ __forceinline__ void stream_group(const S& s, const T* u, T* out, con
 }
 
 //! Where the single-domain streamed loop keeps b (2D; see `RhsIn` and the tuning constants).
-inline constexpr RhsIn stream_loop_rhs = tuning::stream_loop_rhs_ring ? (tuning::stream_loop_staged ? RhsIn::staged : RhsIn::shared)
+inline constexpr RhsIn stream_loop_rhs = tuning::stream_loop_rhs_ring    ? RhsIn::shared
                                          : tuning::stream_loop_reloads_rhs ? RhsIn::global
                                                                            : RhsIn::registers;
 
@@ -427,7 +427,7 @@ __device__ __noinline__ void stream_strip_item(const S s, const T* u, T* out, co
   const std::int64_t y0 = item / groups * segment + 1;
   if (x0 + d > g.nx) return;  // a warp past the last strip (warps work alone in 2D)
   stream_strip<d, stream_loop_rhs>(s, u, out, b, g, x0, y0, min(y0 + segment, g.ny + 1), threadIdx.x,
-                                   queue + threadIdx.y * rhs_ring_lanes<d, stream_loop_rhs>, residual);
+                                   queue + threadIdx.y * rhs_ring_lanes<d>, residual);
 }
 
 //! Block-level: work item `item` of a streamed pass of depth `d` (see `stream_items`): d exact
@@ -457,9 +457,10 @@ __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, cons
 //! items). Every M sweeps they fold the residual into a norm slot and decide as
 //! `persistent_sync_kernel` does: in 2D the first pass after the check folds it from the rows it
 //! streams (`run_pass_loop`'s `FoldInPass`), in 3D a pass of its own over the Sync walk's tiles.
-//! In 2D a work item's stream is a call of its own (`stream_item`, not inlined), so that the
-//! loop's state, saved around the call, leaves the stream the registers of the launched kernel. The passes between two
-//! checks are of depth D and one remainder, so the iterates are those of M Sync sweeps.
+//! In 2D a work item's stream is a call of its own (`stream_strip_item`, not inlined), so that
+//! the loop's state, saved around the call, leaves the stream the registers of the launched
+//! kernel. The passes between two checks are of depth D and one remainder, so the iterates are
+//! those of M Sync sweeps.
 //! In 2D the launch bounds hold the kernel to the launched stream's 128 registers (see
 //! `tuning::stream_loop_blocks_per_sm`); in 3D one block of the plane queue's 8 warps an SM, as
 //! launched (its shared memory allows no second).
@@ -1006,8 +1007,7 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
     auto k = kernel<S, T>(plan.laddered);
     const std::size_t bytes = S::rank == 3 ? detail::plane_stream_shared_bytes<T>(D)
                               : tuning::stream_loop_rhs_ring
-                                  ? sizeof(detail::Lane<T>) * detail::rhs_ring_lanes<D, detail::stream_loop_rhs> *
-                                        detail::stream_warps_per_block
+                                  ? sizeof(detail::Lane<T>) * detail::rhs_ring_lanes<D> * detail::stream_warps_per_block
                                   : 0;
     if constexpr (S::rank == 3) {
       cudaFuncAttributes attributes{};

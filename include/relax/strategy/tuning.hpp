@@ -67,17 +67,6 @@ inline constexpr bool stream_loop_rhs_ring = RELAX_TUNING_STREAM_LOOP_RHS_RING;
 #else
 inline constexpr bool stream_loop_rhs_ring = true;
 #endif
-//! With the ring, the next row's u and b reach shared memory by asynchronous copies a step ahead
-//! (`RhsIn::staged`) instead of loads the step waits for (`RhsIn::shared`). Measured on the H200
-//! (2026-12-04, the residual folded into the passes, ten steps at r = 10,
-//! docs/results/h200/bench_stream_loop_fold{,_staged}.json): 979 against 975 ms at 16384², 81.4
-//! against 81.7 at 4096², the same; the plain ring stays (fewer registers: ptxas 4 bytes of spill
-//! in the D = 8 stream against 48). `RELAX_TUNING_STREAM_LOOP_STAGED` overrides it (for measuring).
-#ifdef RELAX_TUNING_STREAM_LOOP_STAGED
-inline constexpr bool stream_loop_staged = RELAX_TUNING_STREAM_LOOP_STAGED;
-#else
-inline constexpr bool stream_loop_staged = false;
-#endif
 
 //! `TemporalBlock<D, ColumnStream>` in 3D (`agent/plane_stream.cuh`): warps per block and rows
 //! per warp of the streamed tile (ghost rows included, so 32 − 2D rows are stored). Four rows a
