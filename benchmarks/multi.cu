@@ -65,6 +65,10 @@ void register_sweeps(const std::string& name, std::int64_t n, std::int64_t sweep
   add(comm + "/k:1", 1, 0);
   if (!one_per_gpu) add(comm + "/k:2", 2, 0);
   if (peer) add(comm + "_apart/k:2", 2, 0, 1);
+  if constexpr (std::is_same_v<Comm, relax::PeerStore>) {  // boundary blocks apart (thread-block specialisation)
+    add(comm + "_roles/k:2", 2, 0, 2);
+    add(comm + "_apart_roles/k:2", 2, 0, 3);
+  }
   if constexpr (std::is_same_v<Comm, relax::HostCopy> && relax::detail::is_sync_tile<Strategy>::value)
     add(comm + "_overlap/k:2", 2, 0, 1);  // the exchange overlapped with interior compute
   if (const int gpus = relax::device_count(); gpus > 1 && !nccl_device)  // one process per GPU: not from here

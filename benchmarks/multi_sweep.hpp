@@ -19,25 +19,27 @@
 
 namespace relax::bench {
 
-// The Comm settings of a row's variant (Arg 4, 0 or 1): HostCopy's overlap, PeerStore's one kernel
-// per slab; a benchmark may specialise it for its Comm policy.
+// The Comm settings of a row's variant (Arg 4): bit 0, HostCopy's overlap, PeerStore's one kernel
+// per slab; bit 1, PeerStore's boundary blocks apart (`BlockRoles::specialised`); a benchmark may
+// specialise it for its Comm policy.
 template <class Comm>
 struct BenchComm {
-  static Comm make(bool) { return Comm{}; }
+  static Comm make(int) { return Comm{}; }
 };
 template <>
 struct BenchComm<relax::HostCopy> {
-  static relax::HostCopy make(bool overlap) {
+  static relax::HostCopy make(int variant) {
     relax::HostCopy comm;
-    comm.overlap = overlap;
+    comm.overlap = (variant & 1) != 0;
     return comm;
   }
 };
 template <>
 struct BenchComm<relax::PeerStore> {
-  static relax::PeerStore make(bool apart) {
+  static relax::PeerStore make(int variant) {
     relax::PeerStore comm;
-    comm.launch_per_subdomain = apart;
+    comm.launch_per_subdomain = (variant & 1) != 0;
+    if (variant & 2) comm.blocks = relax::BlockRoles::specialised;
     return comm;
   }
 };
@@ -45,9 +47,9 @@ struct BenchComm<relax::PeerStore> {
 #if RELAX_BENCH_NCCL
 template <>
 struct BenchComm<relax::Nccl> {  // the device API's one kernel per slab
-  static relax::Nccl make(bool apart) {
+  static relax::Nccl make(int variant) {
     relax::Nccl comm;
-    comm.launch_per_subdomain = apart;
+    comm.launch_per_subdomain = (variant & 1) != 0;
     return comm;
   }
 };
@@ -62,7 +64,7 @@ void multi_sweep(benchmark::State& state) {
   const int parts = static_cast<int>(state.range(1));
   const std::int64_t sweeps = state.range(2);
   const bool spread = state.range(3) != 0;
-  const bool variant = state.range(4) != 0;
+  const int variant = static_cast<int>(state.range(4));
   const std::int64_t stretch = state.range(5);  // the slowest extent is n times this (weak scaling)
   relax::SolveOptions options;
   options.tol = 1e-30;

@@ -30,12 +30,14 @@
 #include <vector>
 
 namespace relax::bench {
-// Variant 1: every halo a put-with-signal, even where NVSHMEM maps the neighbour's memory here.
+// Variant bit 0: every halo a put-with-signal, even where NVSHMEM maps the neighbour's memory
+// here; bit 1: boundary blocks apart (`BlockRoles::specialised`).
 template <>
 struct BenchComm<relax::Nvshmem> {
-  static relax::Nvshmem make(bool put) {
+  static relax::Nvshmem make(int variant) {
     relax::Nvshmem comm;
-    comm.store_when_mapped = !put;
+    comm.store_when_mapped = (variant & 1) == 0;
+    if (variant & 2) comm.blocks = relax::BlockRoles::specialised;
     return comm;
   }
 };
@@ -58,6 +60,7 @@ void register_rows(const std::string& name, std::int64_t n, std::int64_t sweeps)
     add("nvshmem/k:" + std::to_string(k), k, 0);      // stores where mapped (on one GPU: everywhere)
     add("nvshmem_put/k:" + std::to_string(k), k, 1);  // puts with a signal
   }
+  add("nvshmem_put_roles/k:2", 2, 3);  // puts from boundary blocks apart
 }
 
 // range(0): 0 poisson2d/N:4096, 1 the ecology2 stand-in; range(1): parts a PE; range(2): 1 over

@@ -218,16 +218,26 @@ namespace {
 
 using CpuFree = relax::DeviceLoop<relax::Sync>;
 
+// PeerStore's settings that the CPU-free solves are checked under: one kernel for all sub-domains
+// and one kernel per sub-domain (every neighbour through flags), each with the blocks' roles of
+// `blocks`; from three sub-domains, two kernels (flags between some neighbours, the grid
+// barrier between others).
+std::vector<relax::PeerStore> peer_comms(int parts, relax::BlockRoles blocks) {
+  std::vector<relax::PeerStore> comms(2);
+  comms[1].launch_per_subdomain = true;
+  if (parts >= 3) comms.emplace_back().kernels_per_device = 2;
+  for (relax::PeerStore& c : comms) c.blocks = blocks;
+  return comms;
+}
+
 template <class S>
-void check_peer_store(const Extents& e, const S& s, int parts, int m = 8, std::int64_t max_sweeps = 400) {
-  check_split_equals_whole<CpuFree, relax::PeerStore, relax::Sync>(e, s, parts, m, max_sweeps);
-  relax::PeerStore apart;
-  apart.launch_per_subdomain = true;
-  check_split_equals_whole<CpuFree, relax::PeerStore, relax::Sync>(e, s, parts, m, max_sweeps, apart);
-  if (parts < 3) return;
-  relax::PeerStore pairs;  // two kernels: flags between some neighbours, the grid barrier between others
-  pairs.kernels_per_device = 2;
-  check_split_equals_whole<CpuFree, relax::PeerStore, relax::Sync>(e, s, parts, m, max_sweeps, pairs);
+void check_peer_store(const Extents& e, const S& s, int parts, int m = 8, std::int64_t max_sweeps = 400,
+                      relax::BlockRoles blocks = relax::BlockRoles::edges_first) {
+  for (const relax::PeerStore& comm : peer_comms(parts, blocks)) {
+    INFO("launch per sub-domain " << comm.launch_per_subdomain << ", kernels a device " << comm.kernels_per_device
+                                  << ", specialised blocks " << (comm.blocks == relax::BlockRoles::specialised));
+    check_split_equals_whole<CpuFree, relax::PeerStore, relax::Sync>(e, s, parts, m, max_sweeps, comm);
+  }
 }
 
 }  // namespace
@@ -250,9 +260,27 @@ TEST_CASE("k sub-domains on one GPU solve as one with no host in the loop (Devic
   check_peer_store(Extents(1, 1), s, 1);
 }
 
+TEST_CASE("with thread-block specialisation (boundary blocks apart) the CPU-free solve is the same, bit for bit",
+          "[multi][peer_store][specialised]") {
+  constexpr auto apart = relax::BlockRoles::specialised;
+  const relax::Stencil5<float> s(10.0);
+  for (int parts : {2, 3, 4}) {
+    check_peer_store(Extents(257, 257), s, parts, 8, 400, apart);
+    check_peer_store(Extents(1000, 70), s, parts, 8, 400, apart);
+    check_peer_store(Extents(33, 517), s, parts, 5, 37, apart);
+    check_peer_store(Extents(40, 40, 40), relax::Stencil7<float>(1.0), parts, 8, 400, apart);
+    check_peer_store(Extents(33, 17, 29), relax::Stencil7<double>(10.0), parts, 8, 400, apart);
+  }
+  check_peer_store(Extents(1000, 1000), s, 3, 8, 96, apart);
+  check_peer_store(Extents(70, 4), s, 4, 8, 400, apart);  // one-row sub-domains: every tile at an edge
+  check_peer_store(Extents(9, 5, 4), relax::Stencil7<float>(10.0), 4, 8, 400, apart);
+}
+
 TEST_CASE("the CPU-free multi-sub-domain solver on small boxes, for the sanitizers", "[multi][peer_store][sanitize]") {
-  check_peer_store(Extents(70, 33), relax::Stencil5<float>(10.0), 3, 4, 24);
-  check_peer_store(Extents(20, 9, 7), relax::Stencil7<float>(1.0), 2, 2, 10);
+  for (const auto blocks : {relax::BlockRoles::edges_first, relax::BlockRoles::specialised}) {
+    check_peer_store(Extents(70, 33), relax::Stencil5<float>(10.0), 3, 4, 24, blocks);
+    check_peer_store(Extents(20, 9, 7), relax::Stencil7<float>(1.0), 2, 2, 10, blocks);
+  }
 }
 
 TEST_CASE("the ten-step problem on k sub-domains with PeerStore is the single-domain run, bit for bit",
@@ -261,10 +289,9 @@ TEST_CASE("the ten-step problem on k sub-domains with PeerStore is the single-do
 }
 
 TEST_CASE("many short CPU-free solves lose or repeat no halo", "[multi][peer_store]") {
-  // Four sub-domains in one kernel, and one kernel per sub-domain.
-  relax::PeerStore apart;
-  apart.launch_per_subdomain = true;
-  const std::vector<relax::PeerStore> comms{relax::PeerStore{}, apart};
+  // Four sub-domains in one kernel, and one kernel per sub-domain, then with boundary blocks.
+  std::vector<relax::PeerStore> comms = peer_comms(2, relax::BlockRoles::edges_first);
+  for (const relax::PeerStore& c : peer_comms(2, relax::BlockRoles::specialised)) comms.push_back(c);
   const std::vector<int> four{0, 0, 0, 0};
   relax::testing::check_short_solves<CpuFree>(Extents(130, 61), relax::Stencil5<float>(10.0), 300, four, comms);
   relax::testing::check_short_solves<CpuFree>(Extents(20, 9, 13), relax::Stencil7<float>(1.0), 150, four, comms);
@@ -298,6 +325,10 @@ TEST_CASE("a sub-domain that never signals ends the CPU-free solve with an error
     relax::MultiSolver<relax::Stencil5<float>, CpuFree, relax::PeerStore> split(e, {0, 0, 0}, s, relax::Fixed(8), {},
                                                                                  comm);
     CHECK_THAT(solve_error(split), Catch::Contains("sub-domain 1 never stored its edge rows"));
+    comm.blocks = relax::BlockRoles::specialised;  // the boundary blocks' waits time out the same way
+    relax::MultiSolver<relax::Stencil5<float>, CpuFree, relax::PeerStore> roles(e, {0, 0, 0}, s, relax::Fixed(8), {},
+                                                                                 comm);
+    CHECK_THAT(solve_error(roles), Catch::Contains("sub-domain 1 never stored its edge rows"));
     // The solver is usable afterwards: a solve with every sub-domain signalling completes.
     comm.silent_subdomain = -1;
     relax::MultiSolver<relax::Stencil5<float>, CpuFree, relax::PeerStore> healthy(e, {0, 0, 0}, s, relax::Fixed(8), {},
@@ -318,14 +349,10 @@ using CpuFreeStream = relax::DeviceLoop<relax::TemporalBlock<D, relax::ColumnStr
 // three sub-domains, two kernels.
 template <int D, class S>
 void check_peer_stream(const Extents& e, const S& s, int parts, int m = 8, std::int64_t max_sweeps = 400) {
-  check_split_equals_whole<CpuFreeStream<D>, relax::PeerStore, relax::Sync>(e, s, parts, m, max_sweeps);
-  relax::PeerStore apart;
-  apart.launch_per_subdomain = true;
-  check_split_equals_whole<CpuFreeStream<D>, relax::PeerStore, relax::Sync>(e, s, parts, m, max_sweeps, apart);
-  if (parts < 3) return;
-  relax::PeerStore pairs;
-  pairs.kernels_per_device = 2;
-  check_split_equals_whole<CpuFreeStream<D>, relax::PeerStore, relax::Sync>(e, s, parts, m, max_sweeps, pairs);
+  for (const relax::PeerStore& comm : peer_comms(parts, relax::BlockRoles::edges_first)) {
+    INFO("launch per sub-domain " << comm.launch_per_subdomain << ", kernels a device " << comm.kernels_per_device);
+    check_split_equals_whole<CpuFreeStream<D>, relax::PeerStore, relax::Sync>(e, s, parts, m, max_sweeps, comm);
+  }
 }
 
 }  // namespace
@@ -351,6 +378,14 @@ TEST_CASE("k sub-domains on one GPU solve as one with temporal blocking and no h
   check_peer_stream<4>(Extents(1, 4), s, 1);
 }
 
+TEST_CASE("the streamed CPU-free solve refuses boundary blocks apart", "[multi][peer_store][peer_stream][specialised]") {
+  relax::PeerStore comm;
+  comm.blocks = relax::BlockRoles::specialised;
+  using Multi = relax::MultiSolver<relax::Stencil5<float>, CpuFreeStream<4>, relax::PeerStore>;
+  CHECK_THROWS_WITH(Multi(Extents(70, 70), {0, 0}, relax::Stencil5<float>(10.0), relax::Fixed(8), {}, comm),
+                    Catch::Contains("comm.blocks") && Catch::Contains("DeviceLoop<Sync>"));
+}
+
 TEST_CASE("the streamed CPU-free multi-sub-domain solver on small boxes, for the sanitizers",
           "[multi][peer_store][peer_stream][sanitize]") {
   check_peer_stream<4>(Extents(70, 33), relax::Stencil5<float>(10.0), 3, 4, 24);
@@ -363,9 +398,7 @@ TEST_CASE("the ten-step problem on k sub-domains with temporal blocking and Peer
 }
 
 TEST_CASE("many short streamed CPU-free solves lose or repeat no halo", "[multi][peer_store][peer_stream]") {
-  relax::PeerStore apart;
-  apart.launch_per_subdomain = true;
-  const std::vector<relax::PeerStore> comms{relax::PeerStore{}, apart};
+  const std::vector<relax::PeerStore> comms = peer_comms(2, relax::BlockRoles::edges_first);
   const std::vector<int> four{0, 0, 0, 0};
   relax::testing::check_short_solves<CpuFreeStream<4>>(Extents(130, 61), relax::Stencil5<float>(10.0), 300, four, comms);
   relax::testing::check_short_solves<CpuFreeStream<2>>(Extents(20, 9, 13), relax::Stencil7<float>(1.0), 150, four, comms);

@@ -37,12 +37,15 @@ const relax::NvshmemRuntime& runtime() { return *relax::NvshmemRuntime::active()
 // `per_pe` sub-domains on this PE's GPU.
 std::vector<int> mine(int per_pe) { return std::vector<int>(static_cast<std::size_t>(per_pe), runtime().device()); }
 
-// Both ways of moving a halo: stored through NVSHMEM's mapping, and put with a signal.
+// Both ways of moving a halo: stored through NVSHMEM's mapping, and put with a signal; and puts
+// from boundary blocks apart (`BlockRoles::specialised`).
 const std::vector<relax::Nvshmem>& both_ways() {
   static const std::vector<relax::Nvshmem> comms = [] {
     relax::Nvshmem put;
     put.store_when_mapped = false;
-    return std::vector<relax::Nvshmem>{relax::Nvshmem{}, put};
+    relax::Nvshmem roles = put;
+    roles.blocks = relax::BlockRoles::specialised;
+    return std::vector<relax::Nvshmem>{relax::Nvshmem{}, put, roles};
   }();
   return comms;
 }
@@ -50,7 +53,8 @@ const std::vector<relax::Nvshmem>& both_ways() {
 template <class S>
 void check_nvshmem(const Extents& e, const S& s, int per_pe, int m = 8, std::int64_t max_sweeps = 400) {
   for (const relax::Nvshmem& comm : both_ways()) {
-    INFO(runtime().pes() << " PEs, " << (comm.store_when_mapped ? "stores where mapped" : "puts with a signal"));
+    INFO(runtime().pes() << " PEs, " << (comm.store_when_mapped ? "stores where mapped" : "puts with a signal")
+                         << (comm.blocks == relax::BlockRoles::specialised ? ", boundary blocks apart" : ""));
     relax::testing::check_split_equals_whole<CpuFree, relax::Nvshmem, relax::Sync>(e, s, mine(per_pe), m, max_sweeps,
                                                                                    comm);
   }

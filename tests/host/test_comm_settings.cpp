@@ -30,9 +30,20 @@ TEST_CASE("MultiCG takes a Comm's time limit and refuses the Jacobi solvers' set
   relax::PeerStore silent;
   silent.silent_subdomain = 0;
   CHECK_THROWS_WITH(split_cg_settings(silent), Catch::Contains("set_absent_blocks_for_testing"));
+  relax::PeerStore roles;
+  roles.blocks = relax::BlockRoles::specialised;
+  CHECK_THROWS_WITH(split_cg_settings(roles), Catch::Contains("comm.blocks"));
   for (const std::uint64_t bad : {std::uint64_t{0}, std::uint64_t{3'600'000'000'001ull}}) {
     relax::PeerStore limit;
     limit.timeout_ns = bad;
     CHECK_THROWS_WITH(split_cg_settings(limit), Catch::Contains("comm.timeout_ns"));
   }
+}
+
+TEST_CASE("boundary blocks apart are the CPU-free Sync kernel's: the streamed one refuses them", "[multi][validation]") {
+  CHECK_NOTHROW(relax::detail::require_block_roles(relax::BlockRoles::edges_first, false));
+  CHECK_NOTHROW(relax::detail::require_block_roles(relax::BlockRoles::specialised, false));
+  CHECK_NOTHROW(relax::detail::require_block_roles(relax::BlockRoles::edges_first, true));
+  CHECK_THROWS_WITH(relax::detail::require_block_roles(relax::BlockRoles::specialised, true),
+                    Catch::Contains("comm.blocks") && Catch::Contains("DeviceLoop<Sync>"));
 }

@@ -11,6 +11,7 @@
 #include <relax/domain/shape.hpp>
 #include <relax/multi/peer_table.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <tuple>
@@ -329,4 +330,72 @@ TEST_CASE("a row moves to the same global row of the neighbour's halo", "[peer_t
       CHECK(row * pitch + shift == (global - them.origin_row + 1) * pitch);
     }
   }
+}
+
+TEST_CASE("the blocks' shares of a pass: every item once, and with roles the edge items to the boundary blocks only",
+          "[peer_table][peer_store]") {
+  // (edge items, items, grid): no edge items, only edge items, one block, more blocks than items,
+  // fewer boundary blocks than edge items, the 16384² Sync walk's counts at two slabs.
+  const std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>> cases{
+      {0, 10, 4},  {10, 10, 4},   {3, 10, 1},    {3, 10, 2},     {2, 5, 16},        {1, 1000, 7},
+      {7, 8, 3},   {256, 32768, 1056}, {128, 130, 132}, {4, 7, 5}, {64, 4096, 264}, {999, 1000, 1000}};
+  for (const auto& [edge, items, grid] : cases) {
+    for (const bool specialised : {false, true}) {
+      INFO(edge << " edge items of " << items << ", " << grid << " blocks, specialised " << specialised);
+      const std::int64_t boundary = specialised ? detail::peer_boundary_blocks(edge, items, grid) : 0;
+      if (specialised) CHECK((boundary > 0) == (edge > 0 && edge < items && grid > 1));
+      std::vector<int> taken(static_cast<std::size_t>(items), 0);
+      std::int64_t most = 0;  // the items of the busiest block
+      for (std::int64_t block = 0; block < grid; ++block) {
+        const detail::PeerShare share = detail::peer_share(edge, items, block, grid, boundary);
+        REQUIRE(share.stride >= 1);
+        std::int64_t mine = 0;
+        for (std::int64_t v = share.first; v < share.end; v += share.stride) {
+          REQUIRE(v >= 0);
+          REQUIRE(v < items);
+          ++taken[static_cast<std::size_t>(v)];
+          ++mine;
+          if (boundary > 0) CHECK((v < edge) == (block < boundary));  // a block keeps to its role
+        }
+        if (!specialised) {
+          // Today's walk: block, block + grid, ...
+          CHECK(share.first == block);
+          CHECK(share.stride == grid);
+          CHECK(share.end == items);
+        }
+        most = std::max(most, mine);
+      }
+      for (std::int64_t v = 0; v < items; ++v) CHECK(taken[static_cast<std::size_t>(v)] == 1);  // once each
+      if (boundary > 0) {
+        CHECK(boundary <= edge);
+        CHECK(boundary < grid);  // an interior block at least
+        // Balanced: no other count of boundary blocks leaves its busiest block fewer items.
+        std::int64_t best = items;
+        for (std::int64_t b = 1; b <= std::min(edge, grid - 1); ++b)
+          best = std::min(best, std::max((edge + b - 1) / b, (items - edge + grid - b - 1) / (grid - b)));
+        CHECK(most == best);
+      }
+    }
+  }
+  // Any count of boundary blocks from 1 to grid − 1 shares the items out once each (the streamed
+  // kernel's shallower passes keep the count of its deepest), each block keeping to its role.
+  for (std::int64_t boundary = 1; boundary < 9; ++boundary) {
+    std::vector<int> taken(40, 0);
+    for (std::int64_t block = 0; block < 9; ++block) {
+      const detail::PeerShare share = detail::peer_share(5, 40, block, 9, boundary);
+      for (std::int64_t v = share.first; v < share.end; v += share.stride) {
+        ++taken[static_cast<std::size_t>(v)];
+        CHECK((v < 5) == (block < boundary));
+      }
+    }
+    for (int t : taken) CHECK(t == 1);
+  }
+  // The roles need edge and interior items and two blocks; their count is the edge items' share.
+  CHECK(detail::peer_boundary_blocks(0, 10, 4) == 0);
+  CHECK(detail::peer_boundary_blocks(10, 10, 4) == 0);
+  CHECK(detail::peer_boundary_blocks(3, 10, 1) == 0);
+  CHECK(detail::peer_boundary_blocks(256, 32768, 1056) == 9);  // 8.25: 29 and 32 items; 8 ties (32 and 32), the larger wins
+  CHECK(detail::peer_boundary_blocks(401, 1000, 10) == 4);     // 4.01: 101 and 100 items, not 81 and 120
+  CHECK(detail::peer_boundary_blocks(128, 130, 132) == 128);   // one block per edge item
+  CHECK(detail::peer_boundary_blocks(999, 1000, 1000) == 999); // at most grid − 1
 }

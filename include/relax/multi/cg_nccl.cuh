@@ -62,6 +62,7 @@ struct SplitCgSettings<Nccl> {
             "false for CG (the CPU-free Jacobi solver's setting: MultiCG runs one kernel per GPU)");
     require(c.silent_subdomain == -1, "comm.silent_subdomain", c.silent_subdomain,
             "-1 for CG (the CPU-free Jacobi solver's test hook)");
+    require_edges_first(c.blocks);
     return checked_timeout(c.timeout_ns);
   }
 };

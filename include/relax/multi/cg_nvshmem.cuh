@@ -64,6 +64,7 @@ struct SplitCgSettings<Nvshmem> {
             "true for CG (its CPU-free kernels store through NVSHMEM's mapping; puts are not built for CG)");
     require(c.silent_subdomain == -1, "comm.silent_subdomain", c.silent_subdomain,
             "-1 for CG (the Jacobi solver's test hook; MultiCG's is set_absent_blocks_for_testing)");
+    require_edges_first(c.blocks);
     return checked_timeout(c.timeout_ns);
   }
 };

@@ -21,6 +21,21 @@ struct HostCopy {
   bool overlap = false;
 };
 
+//! How the blocks of a CPU-free multi-sub-domain Jacobi kernel share a sweep's tiles, of which
+//! those at a sub-domain edge are swept, stored into the neighbour and signalled first. Roles
+//! are the `DeviceLoop<Sync>` kernels' (`PeerStore`, `Nccl`, `Nvshmem`); the streamed kernel
+//! refuses them, and CG takes only the default.
+enum class BlockRoles {
+  //! Every block takes tiles in turn, the edge tiles first: the first blocks of the grid take
+  //! them (and wait for the neighbours' flags), then go on to interior tiles like the others.
+  edges_first,
+  //! Thread-block specialisation: the first blocks of the grid (boundary blocks, as many as the
+  //! edge tiles' share of the work, at least one) take only the edge tiles, the others only the
+  //! interior tiles, so a neighbour that is late holds up the boundary blocks alone while the
+  //! interior is swept. Same iterates, sweeps and checks.
+  specialised,
+};
+
 //! The Comm policy of the CPU-free multi-sub-domain solver (`multi/peer_store.cuh`): the kernel
 //! stores its edge rows straight into the neighbours' halos (through peer pointers across
 //! devices) and releases a system-scope flag carrying the sweep count, which the neighbour
@@ -40,6 +55,7 @@ struct PeerStore {
   //! time out and the solve ends with an error naming it.
   int silent_subdomain = -1;
   std::uint64_t timeout_ns = 20'000'000'000ull;  //!< the longest any wait of the kernels lasts
+  BlockRoles blocks = BlockRoles::edges_first;    //!< how a kernel's blocks share the tiles (Jacobi, Sync)
 };
 
 namespace detail {
@@ -60,6 +76,20 @@ inline std::uint64_t checked_timeout(std::uint64_t timeout_ns) {
 template <class Comm>
 struct SplitCgSettings;
 
+//! The CPU-free Jacobi solvers' check of a Comm's `blocks`: boundary blocks apart are the Sync
+//! kernel's; the streamed kernel (`streamed`) takes only `BlockRoles::edges_first`.
+inline void require_block_roles(BlockRoles blocks, bool streamed) {
+  require(!streamed || blocks == BlockRoles::edges_first, "comm.blocks", "BlockRoles::specialised",
+          "BlockRoles::edges_first with DeviceLoop<TemporalBlock<D, ColumnStream>> (its blocks take the band segments "
+          "first; boundary blocks apart are DeviceLoop<Sync>'s)");
+}
+
+//! CG refuses a Comm's `blocks` other than the default (the Jacobi kernels' schedule).
+inline void require_edges_first(BlockRoles blocks) {
+  require(blocks == BlockRoles::edges_first, "comm.blocks", "BlockRoles::specialised",
+          "BlockRoles::edges_first for CG (the roles of the CPU-free Jacobi kernels' blocks)");
+}
+
 template <>
 struct SplitCgSettings<HostCopy> {
   static std::uint64_t read(const HostCopy& c) {
@@ -77,6 +107,7 @@ struct SplitCgSettings<PeerStore> {
             "1 for CG (MultiCG's CPU-free variants run one kernel per device)");
     require(c.silent_subdomain == -1, "comm.silent_subdomain", c.silent_subdomain,
             "-1 for CG (the Jacobi solver's test hook; MultiCG's is set_absent_blocks_for_testing)");
+    require_edges_first(c.blocks);
     return checked_timeout(c.timeout_ns);
   }
 };

@@ -49,6 +49,7 @@ struct Nccl {
   //! The CPU-free solver only. Test hook: the sub-domain that never raises its flags (−1: none).
   int silent_subdomain = -1;
   std::uint64_t timeout_ns = 20'000'000'000ull;  //!< the CPU-free solver only: the longest any wait lasts
+  BlockRoles blocks = BlockRoles::edges_first;    //!< the CPU-free solver only: how a kernel's blocks share the tiles
 };
 
 //! An NCCL call failed. `code()` is NCCL's status.

@@ -90,6 +90,7 @@ struct Nvshmem {
   //! waits time out and the solve ends with an error naming it.
   int silent_subdomain = -1;
   std::uint64_t timeout_ns = 20'000'000'000ull;  //!< the longest any wait of the kernels lasts
+  BlockRoles blocks = BlockRoles::edges_first;    //!< the CPU-free Jacobi solver only: how a kernel's blocks share the tiles
 };
 
 //! An NVSHMEM call failed.
@@ -484,7 +485,8 @@ __global__ void __launch_bounds__(BlockX* BlockY, tuning::nvshmem_blocks_per_sm<
       loop, plan, 0, 1,
       [&](int src, int dst, int) {
         const auto sweeps = static_cast<unsigned long long>(loop.sweeps);
-        for (std::int64_t v = blockIdx.x; v < launch.items; v += gridDim.x) {
+        const PeerShare share = peer_share(launch.edge_items, launch.items, blockIdx.x, gridDim.x, launch.boundary);
+        for (std::int64_t v = share.first; v < share.end; v += share.stride) {
           const PeerItem it = peer_item(launch, v, Rank);
           const PeerSlab<T>& sl = launch.slabs[it.slab];
           if (it.flagged != 0 &&
@@ -503,7 +505,8 @@ __global__ void __launch_bounds__(BlockX* BlockY, tuning::nvshmem_blocks_per_sm<
       [&](int src) {
         const auto sweeps = static_cast<unsigned long long>(loop.sweeps);
         arith::bits_t<T> best = 0;
-        for (std::int64_t v = blockIdx.x; v < launch.items; v += gridDim.x) {
+        const PeerShare share = peer_share(launch.edge_items, launch.items, blockIdx.x, gridDim.x, launch.boundary);
+        for (std::int64_t v = share.first; v < share.end; v += share.stride) {
           const PeerItem it = peer_item(launch, v, Rank);
           const PeerSlab<T>& sl = launch.slabs[it.slab];
           if (it.flagged != 0 &&
@@ -619,7 +622,11 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
     const auto [edge_items, items] = detail::peer_number(host_table_.data(), static_cast<std::size_t>(this->held()));
     RELAX_CUDA_CHECK(cudaMemcpyAsync(table_.data(), host_table_.data(), shared_bytes_, cudaMemcpyHostToDevice, stream));
     nvshmemx_barrier_all_on_stream(stream);
-    detail::PeerLaunch<value_type> args{table_.data(), this->held(), edge_items, items, board_.data(), nullptr, pes_, me_};
+    const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(items, resident_)));
+    const std::int64_t boundary =
+        comm_.blocks == BlockRoles::specialised ? detail::peer_boundary_blocks(edge_items, items, blocks) : 0;
+    detail::PeerLaunch<value_type> args{table_.data(), this->held(), edge_items, items, board_.data(), nullptr, pes_, me_,
+                                        boundary};
     int per_pe = this->held();
     auto* state = workspace_.state();
     auto* reports = workspace_.reports();
@@ -627,7 +634,6 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nvshmem> : public 
     auto stencil = this->stencil_;
     int direct = direct_ ? 1 : 0;
     void* pointers[] = {&stencil, &args, &per_pe, &direct, &plan, &state, &reports, &history};
-    const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(items, resident_)));
     const int launched = nvshmemx_collective_launch(reinterpret_cast<const void*>(kernel_), dim3(blocks), dim3(X, Y),
                                                     pointers, shared_bytes_, stream);
     // A PE whose launch failed still meets the others below (their kernels end at the latest when

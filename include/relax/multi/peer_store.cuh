@@ -9,10 +9,11 @@
 //! One sweep, in every kernel (the Sync walk's tiles of all its slabs, taken by the resident
 //! blocks in turn, then the kernel's grid barrier):
 //! - the tiles that own a slab's edge row (plane) come first ("boundary blocks": they push the
-//!   edges while the interior tiles follow). Such a tile also stores its part of the edge row,
-//!   through the neighbour's pointer (a peer pointer across devices), into the neighbour's ring
-//!   of the same parity: in 2D as a second store of each edge vector inside the walk, in 3D
-//!   after the walk, read back from the array just written (see the kernel);
+//!   edges while the interior tiles follow; with `BlockRoles::specialised` the first blocks of
+//!   the grid take those tiles and nothing else, `peer_share`). Such a tile also stores its part
+//!   of the edge row, through the neighbour's pointer (a peer pointer across devices), into the
+//!   neighbour's ring of the same parity: in 2D as a second store of each edge vector inside the
+//!   walk, in 3D after the walk, read back from the array just written (see the kernel);
 //! - a neighbour in the same kernel needs nothing more: the grid barrier orders those stores
 //!   before the neighbour's next sweep reads them, and the neighbour's reads of the ring before
 //!   the stores of the sweep after. A neighbour in another kernel has flag words in the slab's
@@ -223,7 +224,8 @@ __global__ void __launch_bounds__(BlockX* BlockY)
       loop, plan, 0, 1,
       [&](int src, int dst, int) {
         const auto sweeps = static_cast<unsigned long long>(loop.sweeps);
-        for (std::int64_t v = blockIdx.x; v < launch.items; v += gridDim.x) {
+        const PeerShare share = peer_share(launch.edge_items, launch.items, blockIdx.x, gridDim.x, launch.boundary);
+        for (std::int64_t v = share.first; v < share.end; v += share.stride) {
           const PeerItem it = peer_item(launch, v, Rank);
           const PeerSlab<T>& sl = launch.slabs[it.slab];
           if constexpr (Rank == 2) {
@@ -275,7 +277,8 @@ __global__ void __launch_bounds__(BlockX* BlockY)
       [&](int src) {
         const auto sweeps = static_cast<unsigned long long>(loop.sweeps);
         arith::bits_t<T> best = 0;
-        for (std::int64_t v = blockIdx.x; v < launch.items; v += gridDim.x) {
+        const PeerShare share = peer_share(launch.edge_items, launch.items, blockIdx.x, gridDim.x, launch.boundary);
+        for (std::int64_t v = share.first; v < share.end; v += share.stride) {
           const PeerItem it = peer_item(launch, v, Rank);
           const PeerSlab<T>& sl = launch.slabs[it.slab];
           if (it.flagged != 0 && !peer_wait<Scope>(sl, it.flagged, it.r, sweeps, launch, failed, plan.barrier_timeout_ns))
@@ -371,6 +374,10 @@ __global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? tuning:
           constexpr int dd = decltype(depth)::value;
           const std::int64_t groups = stream_groups<Rank, dd, T>(across);
           const auto sweeps = static_cast<unsigned long long>(loop.sweeps);
+          // Every block takes items in turn, the band segments first (`BlockRoles::edges_first`
+          // only: with the roles' share of the pass in the loop, ptxas' spill stores of the 2D
+          // kernel at D = 8 went from 180 to 224 bytes or more, and two slabs streamed 4.9% slower
+          // at 16384^2; docs/results/h200/bench_multi_roles_stream_check_*.json).
           for (std::int64_t v = blockIdx.x; v < launch.items * groups; v += gridDim.x) {
             {
               const PeerSegment it = peer_segment(launch, v / groups);
@@ -623,6 +630,7 @@ class PeerStoreSolver : private PeerFabricHolder<Comm_, typename Stencil_::value
       : Holder{PeerFabric<Comm, value_type>(comm, global, devices, halo)},
         Base(global, devices, stencil, controller, options, halo, fabric_.placement()), comm_(comm) {
     detail::require_wait_settings(comm_.timeout_ns, comm_.silent_subdomain, this->size());
+    detail::require_block_roles(comm_.blocks, streamed);
     detail::require(this->size() < (1 << detail::peer_stall_bits), "devices", this->size(),
                     "fewer sub-domains than 2^20");
     kernels_ = fabric_.kernels(comm_, this->devices_);
@@ -1004,10 +1012,13 @@ class PeerStoreSolver : private PeerFabricHolder<Comm_, typename Stencil_::value
   void launch(std::size_t h, const detail::DeviceLoopPlan& plan) {
     Launch& l = *launches_[h];
     const detail::DeviceScope scope(l.device);
+    const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(l.most_items, l.resident)));
+    // Boundary blocks (the Sync kernel; the constructor refuses roles for the streamed one).
+    const std::int64_t boundary =
+        !streamed && comm_.blocks == BlockRoles::specialised ? detail::peer_boundary_blocks(l.edge_items, l.items, blocks) : 0;
     const detail::PeerLaunch<value_type> args{l.table.data(), static_cast<int>(l.slabs.size()), l.edge_items, l.items,
                                               l.kernel_words, l.peers.data(), launches(),
-                                              first_kernel_ + static_cast<int>(h)};
-    const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(l.most_items, l.resident)));
+                                              first_kernel_ + static_cast<int>(h), boundary};
     if constexpr (streamed)
       detail::launch_cooperative(l.kernel, dim3(blocks), dim3(X, block_y()), l.shared_bytes, l.stream, this->stencil_,
                                  args, across(), plan, l.workspace.state(), l.workspace.reports(), l.workspace.history());

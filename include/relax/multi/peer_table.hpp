@@ -91,7 +91,50 @@ struct PeerLaunch {
   PeerLaunchWords<T>* const* peers;  //!< every kernel's words (its own included), by kernel
   int launches;                      //!< kernels in the solve
   int me;                            //!< this kernel's number
+  //! Its boundary blocks (`BlockRoles::specialised`, the Sync kernels: `peer_boundary_blocks` of
+  //! its items, from the host, so a pass does no division), or 0 (`BlockRoles::edges_first`); see
+  //! `peer_share`.
+  std::int64_t boundary = 0;
 };
+
+//! The boundary blocks of a specialised schedule (`peer_share`) of `items` work items, the first
+//! `edge` of them at a sub-domain edge, over `grid` blocks: of the counts next to the edge items'
+//! share of the grid (grid · edge / items, rounded down and up), the one whose busiest block has
+//! the fewest items (the load falls on one side and rises on the other, so no other count does
+//! better; on a tie the larger, whose edges are done sooner), at least one, at most one per edge
+//! item, and leaving one interior block at least.
+//! 0 (no roles) when there are no edge items, only edge items, or one block.
+RELAX_HOST_DEVICE RELAX_FORCE_INLINE std::int64_t peer_boundary_blocks(std::int64_t edge, std::int64_t items,
+                                                                        std::int64_t grid) {
+  if (edge <= 0 || edge >= items || grid < 2) return 0;
+  const std::int64_t most = edge < grid - 1 ? edge : grid - 1;
+  const auto clamp = [most](std::int64_t b) { return b < 1 ? std::int64_t{1} : b > most ? most : b; };
+  const auto busiest = [&](std::int64_t b) {  // the items of the busiest block with b boundary blocks
+    const std::int64_t at_edge = (edge + b - 1) / b, inside = (items - edge + grid - b - 1) / (grid - b);
+    return at_edge > inside ? at_edge : inside;
+  };
+  const std::int64_t low = clamp(grid * edge / items), high = clamp(grid * edge / items + 1);
+  return busiest(high) <= busiest(low) ? high : low;
+}
+
+//! The work items a block takes in a pass: v = first, first + stride, ... while v < end.
+struct PeerShare {
+  std::int64_t first, stride, end;
+};
+
+//! The share of block `block` of `grid` in a pass over `items` work items whose first `edge` are at
+//! a sub-domain edge. `boundary` 0 (`BlockRoles::edges_first`): every block takes items in turn
+//! (block, block + grid, ...), so the edge items go to the first blocks, which go on to interior
+//! items. `boundary` from 1 to grid − 1 (thread-block specialisation, `BlockRoles::specialised`;
+//! `peer_boundary_blocks`): blocks [0, boundary) take the edge items in turn and nothing else, the
+//! others the interior items, so a wait for a neighbour holds up only the boundary blocks. Either
+//! way every item is taken once.
+RELAX_HOST_DEVICE RELAX_FORCE_INLINE PeerShare peer_share(std::int64_t edge, std::int64_t items, std::int64_t block,
+                                                          std::int64_t grid, std::int64_t boundary) {
+  if (boundary <= 0) return {block, grid, items};
+  if (block < boundary) return {block, boundary, edge};
+  return {edge + block - boundary, grid - boundary, items};
+}
 
 //! Work item `v` of a kernel's pass (its edge items first: every slab's first edge band, then its
 //! last, in the order of the slabs; then the slabs' interior bands in order): its slab, the walk tile (x-block `bx`, tile `t`; `r` within
