@@ -119,6 +119,13 @@ DeviceBuffer<T> nccl_window_buffer(const std::shared_ptr<NcclCommHandle>& comm, 
     (void)ncclMemFree(p);
     nccl_check(registered, "ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC)");
   }
+  if (window == nullptr) {  // a window the device API could not resolve (its LSA pointers)
+    (void)ncclMemFree(p);
+    throw unavailable_error(
+        "relax: NCCL " + std::to_string(NCCL_VERSION_CODE) +
+        " registered no symmetric window for this communicator (it gave the communicator no symmetric memory), so "
+        "its device API cannot reach the memory; NCCL 2.28.9 or later has it for one local rank");
+  }
   NcclWindows::process().add(p, NcclWindow{comm, window, bytes});
   return DeviceBuffer<T>::adopt(static_cast<T*>(p), count, &nccl_window_release);
 }
