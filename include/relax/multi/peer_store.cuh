@@ -212,7 +212,7 @@ struct PeerLoopCounters : BoardLoopCounters<T, PeerLoopCounters<Scope, T>> {
 //! The CPU-free multi-sub-domain Sync loop: one kernel of the solve (see the file comment). Its
 //! dynamic shared memory holds the table of its slabs (`load_peer_table`).
 template <int BlockX, int BlockY, int Rows, cuda::thread_scope Scope, class S, class T>
-__global__ void __launch_bounds__(BlockX* BlockY)
+__global__ void __launch_bounds__(BlockX* BlockY, tuning::peer_sync_blocks_per_sm)
     peer_sync_kernel(S s, PeerLaunch<T> launch, DeviceLoopPlan plan, DeviceLoopState<T>* state,
                      DeviceLoopStepReport<T>* reports, arith::bits_t<T>* history) {
   constexpr int Rank = S::rank;

@@ -109,6 +109,20 @@ inline constexpr int nvshmem_blocks_per_sm =
     Rank == 3 ? nvshmem_blocks_per_sm_3d : nvshmem_blocks_per_sm_2d;
 #endif
 
+//! `MultiSolver<DeviceLoop<Sync>, PeerStore>` (and `Nccl`'s CPU-free form): the blocks per SM its
+//! kernel (`peer_sync_kernel`) is compiled for. 0: no bound beyond the block's threads (the PTX
+//! of `__launch_bounds__(256, 0)` is that of `(256)`; 1 is not: ptxas then took 126 registers
+//! where it takes 116). Unbounded, ptxas gives the 2D kernel with four rows a thread 116
+//! registers (two blocks an SM; 2026-12-04), where it had 80 on 2026-12-02, when two slabs at
+//! 16384² took 1137 µs a sweep against 1225 now; the same code over NVSHMEM measured 1494 / 1223
+//! / 1163 µs for no bound / 3 / 4 blocks (above). Not yet measured for this kernel:
+//! `RELAX_TUNING_PEER_SYNC_BLOCKS_PER_SM` sets it (for measuring).
+#ifdef RELAX_TUNING_PEER_SYNC_BLOCKS_PER_SM
+inline constexpr int peer_sync_blocks_per_sm = RELAX_TUNING_PEER_SYNC_BLOCKS_PER_SM;
+#else
+inline constexpr int peer_sync_blocks_per_sm = 0;
+#endif
+
 //! `DeviceLoop<TemporalBlock<D, OnChip>>`: threads per block (one block per SM, one tile per
 //! block). Measured on the H200, float32, 2026-12-01 (docs/results/h200/bench_on_chip_threads.json,
 //! µs a sweep with a check every 8 sweeps, 1024 threads against 512): D = 8 at 128²: 0.97 / 0.81,
