@@ -37,9 +37,9 @@ const relax::NvshmemRuntime& runtime() { return *relax::NvshmemRuntime::active()
 // `per_pe` sub-domains on this PE's GPU.
 std::vector<int> mine(int per_pe) { return std::vector<int>(static_cast<std::size_t>(per_pe), runtime().device()); }
 
-// Both ways of moving a halo: stored through NVSHMEM's mapping, and put with a signal; and puts
-// from boundary blocks apart (`BlockRoles::specialised`).
-const std::vector<relax::Nvshmem>& both_ways() {
+// The ways of moving a halo: stored through NVSHMEM's mapping, put with a signal, and put with a
+// signal by boundary blocks apart (`BlockRoles::specialised`).
+const std::vector<relax::Nvshmem>& halo_ways() {
   static const std::vector<relax::Nvshmem> comms = [] {
     relax::Nvshmem put;
     put.store_when_mapped = false;
@@ -52,7 +52,7 @@ const std::vector<relax::Nvshmem>& both_ways() {
 
 template <class S>
 void check_nvshmem(const Extents& e, const S& s, int per_pe, int m = 8, std::int64_t max_sweeps = 400) {
-  for (const relax::Nvshmem& comm : both_ways()) {
+  for (const relax::Nvshmem& comm : halo_ways()) {
     INFO(runtime().pes() << " PEs, " << (comm.store_when_mapped ? "stores where mapped" : "puts with a signal")
                          << (comm.blocks == relax::BlockRoles::specialised ? ", boundary blocks apart" : ""));
     relax::testing::check_split_equals_whole<CpuFree, relax::Nvshmem, relax::Sync>(e, s, mine(per_pe), m, max_sweeps,
@@ -138,13 +138,13 @@ TEST_CASE("the ten-step problem with NVSHMEM halos is the single-domain run, bit
 }
 
 TEST_CASE("many short NVSHMEM solves lose or repeat no halo", "[multi][nvshmem]") {
-  relax::testing::check_short_solves<CpuFree>(Extents(130, 61), relax::Stencil5<float>(10.0), 300, mine(4), both_ways());
-  relax::testing::check_short_solves<CpuFree>(Extents(20, 9, 13), relax::Stencil7<float>(1.0), 150, mine(4), both_ways());
+  relax::testing::check_short_solves<CpuFree>(Extents(130, 61), relax::Stencil5<float>(10.0), 300, mine(4), halo_ways());
+  relax::testing::check_short_solves<CpuFree>(Extents(20, 9, 13), relax::Stencil7<float>(1.0), 150, mine(4), halo_ways());
 }
 
 TEST_CASE("the NVSHMEM solver says how it moved the halos", "[multi][nvshmem]") {
   // On one GPU (one PE, or PEs whose GPUs are peers) NVSHMEM maps every neighbour.
-  for (const relax::Nvshmem& comm : both_ways()) {
+  for (const relax::Nvshmem& comm : halo_ways()) {
     relax::MultiSolver<relax::Stencil5<float>, CpuFree, relax::Nvshmem> split(Extents(64, 64), mine(2),
                                                                             relax::Stencil5<float>(1.0), relax::Fixed(8),
                                                                             {}, comm);
@@ -198,7 +198,7 @@ void check_signal_counts(const Extents& e, const S& s, const relax::Nvshmem& com
 }  // namespace
 
 TEST_CASE("the NVSHMEM signal words count every sweep's rows, by parity", "[multi][nvshmem]") {
-  for (const relax::Nvshmem& comm : both_ways()) {
+  for (const relax::Nvshmem& comm : halo_ways()) {
     check_signal_counts(Extents(300, 61), relax::Stencil5<float>(10.0), comm);
     check_signal_counts(Extents(150, 19, 13), relax::Stencil7<float>(1.0), comm);
   }
@@ -208,7 +208,7 @@ TEST_CASE("a sub-domain that never puts its halo ends the NVSHMEM solve with an 
   if (runtime().pes() != 1) return;  // the other PEs would see other waits fail first
   const Extents e(256, 96);
   const relax::Stencil5<float> s(10.0);
-  for (relax::Nvshmem comm : both_ways()) {
+  for (relax::Nvshmem comm : halo_ways()) {
     INFO((comm.store_when_mapped ? "stores where mapped" : "puts with a signal"));
     comm.silent_subdomain = 1;
     comm.timeout_ns = 200'000'000;  // 0.2 s

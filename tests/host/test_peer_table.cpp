@@ -377,8 +377,8 @@ TEST_CASE("the blocks' shares of a pass: every item once, and with roles the edg
       }
     }
   }
-  // Any count of boundary blocks from 1 to grid − 1 shares the items out once each (the streamed
-  // kernel's shallower passes keep the count of its deepest), each block keeping to its role.
+  // Any count of boundary blocks from 1 to grid − 1 shares the items out once each, each block
+  // keeping to its role.
   for (std::int64_t boundary = 1; boundary < 9; ++boundary) {
     std::vector<int> taken(40, 0);
     for (std::int64_t block = 0; block < 9; ++block) {
