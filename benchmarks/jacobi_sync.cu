@@ -336,6 +336,13 @@ const int registered = [] {
       benchmark::RegisterBenchmark(("loop_sweep/DeviceLoop_OnChip8" + tail).c_str(),
                                    loop_sweep<relax::Stencil5<float>, relax::DeviceLoop<relax::TemporalBlock<8, relax::OnChip>>>)
           ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+      // The same loop with the tiles in registers (2D; grids up to about 1040² at D = 8).
+      benchmark::RegisterBenchmark(("loop_sweep/DeviceLoop_Registers4" + tail).c_str(),
+                                   loop_sweep<relax::Stencil5<float>, relax::DeviceLoop<relax::TemporalBlock<4, relax::InRegisters>>>)
+          ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+      benchmark::RegisterBenchmark(("loop_sweep/DeviceLoop_Registers8" + tail).c_str(),
+                                   loop_sweep<relax::Stencil5<float>, relax::DeviceLoop<relax::TemporalBlock<8, relax::InRegisters>>>)
+          ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
     }
   register_solve<relax::Sync>("Sync", 256, 10);
   for (std::int64_t n : {256, 512, 1024, 4096}) register_solve<relax::DeviceLoop<relax::Sync>>("DeviceLoop_Sync", n, 10);
@@ -344,7 +351,9 @@ const int registered = [] {
     for (std::int64_t r : {1, 10, 100}) {
       register_solve<relax::DeviceLoop<relax::TemporalBlock<4, relax::OnChip>>>("DeviceLoop_OnChip4", n, r);
       register_solve<relax::DeviceLoop<relax::TemporalBlock<8, relax::OnChip>>>("DeviceLoop_OnChip8", n, r);
+      register_solve<relax::DeviceLoop<relax::TemporalBlock<8, relax::InRegisters>>>("DeviceLoop_Registers8", n, r);
       if (r != 10) continue;
+      register_solve<relax::DeviceLoop<relax::TemporalBlock<4, relax::InRegisters>>>("DeviceLoop_Registers4", n, r);
       // The same loop with a launch per step (what fusing the ten steps saves).
       register_solve<relax::DeviceLoop<relax::TemporalBlock<8, relax::OnChip>>, relax::Stencil5<float>,
                      relax::StepLaunch::per_step>("DeviceLoop_OnChip8_per_step", n, r);

@@ -30,5 +30,7 @@ using Bad = relax::DeviceLoop<relax::TemporalBlock<4>>;  // shared-memory tempor
 using Bad = relax::DeviceLoop<relax::TemporalBlock<relax::dynamic, relax::OnChip>>;  // D is fixed on chip
 #elif CASE == 10
 using Bad = relax::Solver<relax::Stencil5<float>, relax::DeviceLoop<relax::Sync>, relax::Ladder>;  // no D on the device
+#elif CASE == 11
+using Bad = relax::Solver<relax::Stencil7<float>, relax::DeviceLoop<relax::TemporalBlock<4, relax::InRegisters>>, relax::Fixed>;  // 2D only
 #endif
 static_assert(sizeof(Bad) > 0);  // instantiates Bad

@@ -32,6 +32,8 @@ using OnDevice = relax::DeviceLoop<relax::Sync>;
 template <int D>
 using OnChip = relax::DeviceLoop<relax::TemporalBlock<D, relax::OnChip>>;
 template <int D>
+using InRegisters = relax::DeviceLoop<relax::TemporalBlock<D, relax::InRegisters>>;
+template <int D>
 using Streamed = relax::DeviceLoop<relax::TemporalBlock<D, relax::ColumnStream>>;
 template <int D, class Tile = relax::Tile<32, 8>>
 using OnTiles = relax::DeviceLoop<relax::BlockAsync<D, Tile>>;
@@ -87,7 +89,7 @@ void check_random_solve(const Extents& e, const S& s, const relax::SolveOptions&
 }  // namespace
 
 TEMPLATE_TEST_CASE("the device loop equals Sync's host loop on the ten-step problem, 2D", "[device_loop][diffusion]",
-                   OnDevice, OnChip<4>, Streamed<8>) {
+                   OnDevice, OnChip<4>, InRegisters<4>, Streamed<8>) {
   const double r = GENERATE(1.0, 10.0, 100.0);
   const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
   // (The diffusion problem needs N >= 3; 1 × 1 and 2 × 2 boxes are in the random-data test below.)
@@ -117,6 +119,47 @@ TEST_CASE("the on-chip device loop at other depths, in 3D and in float64", "[dev
     check_same_as_host_loop<relax::Stencil7<float>, OnChip<4>>(box(33, 17, 9, r, src));
     check_same_as_host_loop<relax::Stencil7<float>, OnChip<2>>(box(40, 40, 40, r, src, 3));
   }
+}
+
+TEST_CASE("the register-resident device loop at other depths, in float64 and on grids that fill its frame",
+          "[device_loop][diffusion][in_registers]") {
+  const auto src = GENERATE(relax::Source::point, relax::Source::gaussian);
+  for (std::int64_t n : {3, 70, 257}) {
+    check_same_as_host_loop<relax::Stencil5<float>, InRegisters<1>>(relax::testing::diffusion_params(n, 10.0, src, 3));
+    check_same_as_host_loop<relax::Stencil5<float>, InRegisters<3>>(relax::testing::diffusion_params(n, 10.0, src, 3));
+    check_same_as_host_loop<relax::Stencil5<float>, InRegisters<8>>(relax::testing::diffusion_params(n, 10.0, src, 3));
+  }
+  // Regions that fill the frame (1024² at D = 8: 103 × 79 tiles, regions of 119 × 95 in 128 × 96),
+  // one tile across and many down, and one row of tiles.
+  check_same_as_host_loop<relax::Stencil5<float>, InRegisters<8>>(relax::testing::diffusion_params(1024, 10.0, src, 2));
+  check_same_as_host_loop<relax::Stencil5<float>, InRegisters<8>>(box(33, 517, 0, 100.0, src, 3));
+  check_same_as_host_loop<relax::Stencil5<float>, InRegisters<3>>(box(1000, 70, 0, 1.0, src, 3));
+  check_same_as_host_loop<relax::Stencil5<float>, InRegisters<4>>(relax::testing::diffusion_params(257, 10.0, src, 3), 5);
+  check_same_as_host_loop<relax::Stencil5<double>, InRegisters<4>>(relax::testing::diffusion_params(257, 10.0, src, 3));
+  check_same_as_host_loop<relax::Stencil5<double>, InRegisters<8>>(box(500, 90, 0, 10.0, src, 3));
+  check_same_as_host_loop<relax::Stencil5<float>, InRegisters<4>>(box(1000, 70, 0, 10.0, src, 3), 8, {},
+                                                                  relax::StepLaunch::per_step);
+  relax::SolveOptions options;
+  options.record_history = true;
+  check_same_as_host_loop<relax::Stencil5<float>, InRegisters<4>>(relax::testing::diffusion_params(70, 10.0, src, 4), 8,
+                                                                  options);
+  options.max_sweeps = 40;  // a step of r = 100 ends unconverged, and the run stops after it
+  check_same_as_host_loop<relax::Stencil5<float>, InRegisters<8>>(relax::testing::diffusion_params(70, 100.0, src, 5), 8,
+                                                                  options);
+}
+
+TEST_CASE("the register-resident device loop refuses a grid that does not fit its frame",
+          "[device_loop][validation][in_registers]") {
+  // 1100² needs tiles of at most 112 × 80 at D = 8: 10 × 14 = 140 of them, more than the SMs.
+  const Extents e(1100, 1100);
+  relax::Solver<relax::Stencil5<float>, InRegisters<8>, relax::Fixed> solver(e, relax::Stencil5<float>(1.0));
+  HostGrid<float> host_b(e);
+  relax::testing::fill_random(host_b, 3);
+  DeviceGrid<float> u(e);
+  const DeviceGrid<float> b = relax::to_device(host_b, solver.stream());
+  CHECK_THROWS_AS(solver.solve(u, b), relax::invalid_argument);
+  CHECK_THROWS_WITH(solver.solve(u, b), Catch::Contains("fits on chip") && Catch::Contains("InRegisters") &&
+                                            Catch::Contains("128 x 96") && Catch::Contains("DeviceLoop<Sync>"));
 }
 
 TEST_CASE("the on-chip loop's fused steps: histories, a step that stops the run, and the steps' times",
@@ -256,13 +299,15 @@ TEST_CASE("the streamed device loop refuses a 3D depth whose plane queue does no
 }
 
 TEMPLATE_TEST_CASE("the device loop on degenerate boxes, with the cap, a history and other M", "[device_loop][sanitize]",
-                   OnDevice, OnChip<4>, OnChip<3>, OnChip<8>, Streamed<4>, Streamed<3>) {
+                   OnDevice, OnChip<4>, OnChip<3>, OnChip<8>, InRegisters<4>, InRegisters<3>, InRegisters<8>, Streamed<4>,
+                   Streamed<3>) {
   relax::SolveOptions options;
   options.record_history = true;
   for (const Extents& e : {Extents(1, 1), Extents(1, 57), Extents(57, 1), Extents(2, 2), Extents(129, 3)})
     check_random_solve<TestType>(e, relax::Stencil5<float>(10.0), options, 8);
-  for (const Extents& e : {Extents(1, 1, 64), Extents(33, 17, 5)})
-    check_random_solve<TestType>(e, relax::Stencil7<float>(1.0), options, 3);
+  if constexpr (!relax::detail::in_registers_v<TestType>)  // 2D only
+    for (const Extents& e : {Extents(1, 1, 64), Extents(33, 17, 5)})
+      check_random_solve<TestType>(e, relax::Stencil7<float>(1.0), options, 3);
   options.max_sweeps = 37;  // not a multiple of M: the last batch is shorter
   options.tol = 1e-30;
   check_random_solve<TestType>(Extents(70, 50), relax::Stencil5<float>(100.0), options, 8);
@@ -272,7 +317,7 @@ TEMPLATE_TEST_CASE("the device loop on degenerate boxes, with the cap, a history
 }
 
 TEMPLATE_TEST_CASE("a non-finite residual stops the device loop as it stops the host loop", "[device_loop][sanitize]",
-                   OnDevice, OnChip<4>, Streamed<8>, OnTiles<4>) {
+                   OnDevice, OnChip<4>, InRegisters<4>, Streamed<8>, OnTiles<4>) {
   const Extents e(40, 30);
   HostGrid<float> u(e), b(e);
   b(10, 10) = std::numeric_limits<float>::quiet_NaN();
@@ -286,8 +331,9 @@ TEMPLATE_TEST_CASE("a non-finite residual stops the device loop as it stops the 
 }
 
 TEMPLATE_TEST_CASE("the device loop's batch sweeps equal Sync's sweeps", "[device_loop][sanitize]", OnDevice, OnChip<4>,
-                   OnChip<3>, OnChip<8>, Streamed<4>, Streamed<3>) {
+                   OnChip<3>, OnChip<8>, InRegisters<4>, InRegisters<8>, Streamed<4>, Streamed<3>) {
   for (const Extents& e : {Extents(1, 1), Extents(70, 1000), Extents(33, 17, 5)}) {
+    if (relax::detail::in_registers_v<TestType> && e.rank == 3) continue;  // 2D only
     HostGrid<float> u(e), b(e);
     relax::testing::fill_random(u, 7, 0.0, 10.0);
     relax::testing::fill_random(b, 9);
@@ -300,14 +346,14 @@ TEMPLATE_TEST_CASE("the device loop's batch sweeps equal Sync's sweeps", "[devic
       relax::Sweeper<TestType>::run(stencil, c, c_scratch, db, relax::Batch{5}, stream);
     };
     if (e.rank == 2) sweep(relax::Stencil5<float>(10.0));
-    else sweep(relax::Stencil7<float>(10.0));
+    else if constexpr (!relax::detail::in_registers_v<TestType>) sweep(relax::Stencil7<float>(10.0));
     INFO("box " << e.to_text());
     CHECK(relax::testing::same_bits(relax::to_host(c, stream), relax::to_host(a, stream)));
   }
 }
 
 TEMPLATE_TEST_CASE("a grid barrier that cannot complete ends with an error naming the kernel, not a hang",
-                   "[device_loop][validation]", OnDevice, OnChip<4>, Streamed<8>, OnTiles<4>) {
+                   "[device_loop][validation]", OnDevice, OnChip<4>, InRegisters<4>, Streamed<8>, OnTiles<4>) {
   const Extents e(300, 200);
   HostGrid<float> u(e), b(e);
   relax::testing::fill_random(b, 3);
@@ -328,7 +374,7 @@ TEMPLATE_TEST_CASE("a grid barrier that cannot complete ends with an error namin
                                                                : "on_chip_kernel";
   CHECK_THROWS_AS(run(), relax::device_loop_error);
   CHECK_THROWS_WITH(run(), Catch::Contains(kernel) && Catch::Contains("did not complete"));
-  if constexpr (std::is_same_v<TestType, OnChip<4>>) {
+  if constexpr (std::is_same_v<TestType, OnChip<4>> || std::is_same_v<TestType, InRegisters<4>>) {
     // A tile that never raises its flag: its neighbours' waits time out, and every block leaves.
     plan.absent_blocks = 0;
     plan.silent_tile = 0;
@@ -344,7 +390,7 @@ TEMPLATE_TEST_CASE("a grid barrier that cannot complete ends with an error namin
 }
 
 TEMPLATE_TEST_CASE("Ladder on the device: the host loop's run bit for bit, and its levels on the same rho",
-                   "[device_loop][control][ladder]", OnChip<8>, Streamed<8>) {
+                   "[device_loop][control][ladder]", OnChip<8>, InRegisters<8>, Streamed<8>) {
   const auto direction = GENERATE(relax::Ladder::Direction::ascending, relax::Ladder::Direction::descending);
   const relax::Ladder ladder(direction, 8);
   INFO((direction == relax::Ladder::Direction::ascending ? "ascending" : "descending"));

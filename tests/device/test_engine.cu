@@ -90,6 +90,12 @@ TEST_CASE("TemporalBlock is exact on rectangular and 3D boxes; BlockAsync matche
       check_sweeps<relax::BlockAsync<relax::dynamic>>(relax::Stencil5<float>(10.0), e, {2 * d + 1, d},
                                                       ref::TiledSchedule{32, 8, d, false});
     }
+  // The resident device loops at fixed depths (batches of D sweeps and a shorter last one).
+  for (const Extents& e : boxes_2d) {
+    check_sweeps<relax::DeviceLoop<relax::TemporalBlock<3, relax::InRegisters>>>(relax::Stencil5<float>(10.0), e, {11});
+    check_sweeps<relax::DeviceLoop<relax::TemporalBlock<8, relax::InRegisters>>>(relax::Stencil5<float>(1.0), e, {17});
+    check_sweeps<relax::DeviceLoop<relax::TemporalBlock<2, relax::InRegisters>>>(relax::Stencil5<double>(10.0), e, {5});
+  }
   for (const Extents& e : boxes_3d)
     for (int d : {1, 2, 3, 4}) {
       check_sweeps<relax::TemporalBlock<relax::dynamic, relax::ColumnStream>>(relax::Stencil7<float>(10.0), e,
@@ -116,6 +122,7 @@ TEST_CASE("a stencil with a coefficient field read by global index runs under ev
   check_sweeps<relax::BlockAsync<4>>(host, device, e, {9}, ref::TiledSchedule{32, 8, 4, false});
   check_sweeps<relax::Auto>(host, device, e, {6});  // in L2: Auto's tree picks an exact strategy
   check_sweeps<relax::DeviceLoop<relax::TemporalBlock<4, relax::OnChip>>>(host, device, e, {9});
+  check_sweeps<relax::DeviceLoop<relax::TemporalBlock<4, relax::InRegisters>>>(host, device, e, {9});
 }
 
 TEST_CASE("a 3D stencil with a coefficient field read by global index runs under every strategy",

@@ -19,6 +19,7 @@
 
 #include <cstdlib>
 #include <type_traits>
+#include <tuple>
 #include <vector>
 
 using relax::Decomposition;
@@ -293,6 +294,40 @@ TEST_CASE("on an H200's limits the on-chip loop holds about 1400^2 float points 
   CHECK(choose_resident_tiles<2>(1400, 1400, 1, 4, 132, cells, 4).found());
   CHECK_FALSE(choose_resident_tiles<2>(1500, 1500, 1, 4, 132, cells, 4).found());
   CHECK(choose_resident_tiles<2>(1024, 1024, 1, 8, 132, cells, 4).found());
+}
+
+TEST_CASE("the register-resident tiling keeps every region within the frame", "[decomposition][on_chip][in_registers]") {
+  // The frame of `RegisterTile<512, 6, float>`: 128 x 96 cells (tuning.hpp, README).
+  using relax::detail::choose_resident_tiles;
+  const auto frame = [](std::int64_t n, std::int64_t m, int halo) {
+    return choose_resident_tiles<2>(n, m, 1, halo, 132, 128 * 96, 1, 128, 96);
+  };
+  for (std::int64_t n : {1, 2, 3, 70, 257, 1000, 1024})
+    for (int halo : {1, 4, 8}) {
+      const auto t = frame(n, n, halo);
+      INFO("N = " << n << ", halo " << halo);
+      REQUIRE(t.found());
+      CHECK(t.tile_x + 2 * halo <= 128);
+      CHECK(t.tile_y + 2 * halo <= 96);
+      check_tiling<2>(n, n, 1, halo, 132, 128 * 96);
+    }
+  // 1024^2 at D = 8: the largest tiles the frame takes are 112 x 80, so at least 10 x 13 = 130 tiles.
+  const auto t = frame(1024, 1024, 8);
+  CHECK(t.count() == 130);
+  CHECK(t.tile_x == 103);
+  CHECK(t.tile_y == 79);
+  // Wider than 112 x 80 tiles on 132 SMs cannot hold 1100^2 (10 x 14 tiles) nor 1000 x 1100.
+  CHECK_FALSE(frame(1100, 1100, 8).found());
+  CHECK(frame(1232, 80 * 12, 8).found());  // 11 x 12 tiles of exactly 112 x 80
+  CHECK_FALSE(frame(1233, 80 * 12, 8).found());
+  // Rectangular and one-cell-high grids.
+  for (const auto& [n, m, halo] : {std::tuple{1000, 70, 4}, std::tuple{33, 517, 8}, std::tuple{4000, 1, 3}}) {
+    const auto r = frame(n, m, halo);
+    INFO(n << " x " << m << ", halo " << halo);
+    REQUIRE(r.found());
+    CHECK(r.tile_x + 2 * halo <= 128);
+    CHECK(r.tile_y + 2 * halo <= 96);
+  }
 }
 
 // What the on-chip kernel relies on: every interior cell of a tile's halo belongs to an adjacent

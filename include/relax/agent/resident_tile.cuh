@@ -49,6 +49,7 @@ struct ResidentLayout {
 template <int Rank, int Threads, class T>
 class ResidentTile {
  public:
+  static constexpr bool folds_residual = false;  //!< a check's residual is a pass of its own (`fold_residual`)
   static constexpr signed char outside = -2;  //!< not a grid point: never loaded, read or stored
   static constexpr signed char ring = -1;     //!< boundary ring: loaded once, never updated
   static constexpr int W = Vec16<T>::width;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 namespace relax::detail {
 
@@ -109,11 +110,14 @@ struct ResidentTiles {
 //! one block's: its shared-memory traffic grows with its cells, and every block runs on its own
 //! SM), then the fewest tiles (fewer blocks at the barriers). A first objective, the fewest
 //! rounds of the block's threads and then the fewest tiles, put 256² with an 8-cell halo on 36
-//! SMs and measured 1.5 µs a sweep against 1.1 on 132. Returns a tiling whose `found()` is false
-//! when none fits.
+//! SMs and measured 1.5 µs a sweep against 1.1 on 132. A region may also be limited to
+//! `max_rx × max_ry` cells (the register-resident tile's frame). Returns a tiling whose `found()`
+//! is false when none fits.
 template <int Rank>
 ResidentTiles choose_resident_tiles(std::int64_t nx, std::int64_t ny, std::int64_t nz, int halo, int max_tiles,
-                                    std::int64_t max_cells, int pad = 1) {
+                                    std::int64_t max_cells, int pad = 1,
+                                    std::int64_t max_rx = std::numeric_limits<std::int64_t>::max(),
+                                    std::int64_t max_ry = std::numeric_limits<std::int64_t>::max()) {
   const auto tile_count = [](std::int64_t n, std::int64_t t) { return (n + t - 1) / t; };
   ResidentTiles best;
   std::int64_t best_key[2] = {0, 0};
@@ -124,6 +128,7 @@ ResidentTiles choose_resident_tiles(std::int64_t nx, std::int64_t ny, std::int64
         const std::int64_t tx = tile_count(nx, cx), ty = tile_count(ny, cy), tz = Rank == 3 ? tile_count(nz, cz) : 1;
         const std::int64_t kx = tile_count(nx, tx), ky = tile_count(ny, ty), kz = Rank == 3 ? tile_count(nz, tz) : 1;
         if ((kx > 1 && tx < halo) || (ky > 1 && ty < halo) || (kz > 1 && tz < halo)) continue;
+        if (tx + 2 * halo > max_rx || ty + 2 * halo > max_ry) continue;
         const std::int64_t cells =
             tile_count(tx + 2 * halo, pad) * pad * (ty + 2 * halo) * (Rank == 3 ? tz + 2 * halo : 1);
         if (cells > max_cells) continue;

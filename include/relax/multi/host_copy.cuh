@@ -58,7 +58,7 @@ template <int X, int Y, int R>
 struct round_sweeps<SyncTile<X, Y, R>> : std::integral_constant<int, 1> {};
 template <int D, class TileShape>
 struct round_sweeps<TemporalBlock<D, TileShape>>
-    : std::integral_constant<int, D == dynamic || std::is_same_v<TileShape, OnChip> ? 0 : D> {};
+    : std::integral_constant<int, D == dynamic || is_resident_shape<TileShape> ? 0 : D> {};
 template <int D, class TileShape>
 struct round_sweeps<BlockAsync<D, TileShape>> : std::integral_constant<int, D == dynamic ? 0 : D> {};
 

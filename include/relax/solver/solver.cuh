@@ -87,6 +87,9 @@ class Solver {
                 "relax::Solver<Stencil, DeviceLoop<Inner>, Controller>: the device loop decides on "
                 "the device, with the Controller relax::Fixed (check every M sweeps), or relax::Ladder "
                 "where the inner schedule has a depth (TemporalBlock<D, OnChip>, TemporalBlock<D, ColumnStream>)");
+  static_assert(!detail::in_registers_v<Strategy_> || Stencil_::rank == 2,
+                "relax::Solver<Stencil, DeviceLoop<TemporalBlock<D, InRegisters>>, Controller>: "
+                "TemporalBlock<D, InRegisters> runs 2D stencils only; in 3D use TemporalBlock<D, OnChip>");
   static_assert(!runs_chosen_family_v<Strategy_> || chooses_family_v<Controller_>,
                 "relax::Solver<Stencil, Adaptive, Controller>: Adaptive runs the family the "
                 "Controller chooses, so the Controller must choose it (relax::Feedback); "

@@ -18,6 +18,11 @@
 //!   chip: one tile per SM, its region (tile and halo: three arrays of T and a byte per cell)
 //!   in the shared memory of a block (about 1400² float points on an H200 at D = 4); a larger
 //!   grid is refused with a message.
+//! - `TemporalBlock<D, InRegisters>` (2D): the same loop with each block's tile and halo (and
+//!   its b) in its threads' registers instead of shared memory (PERKS' residency): a sweep reads
+//!   no shared memory but the rows at its warps' edges. The region is at most 128 × 96 float
+//!   cells a block (64 × 96 double), so the grid must fit in fewer cells than `OnChip` allows
+//!   (about 1040² float at D = 8 on an H200).
 //! - `TemporalBlock<D, ColumnStream>`: the column stream of the launch-based strategy (2D: a warp
 //!   streams a strip of columns down a segment of rows; 3D: a block streams an (x, y) tile down a
 //!   segment of planes) run by every resident block over the work items, D exact sweeps per
@@ -52,6 +57,8 @@ template <class S>
 struct is_on_chip : std::false_type {};
 template <int D>
 struct is_on_chip<TemporalBlock<D, OnChip>> : std::true_type {};
+template <int D>
+struct is_on_chip<TemporalBlock<D, InRegisters>> : std::true_type {};
 template <class S>
 struct is_block_async : std::false_type {};
 template <int D, class T>
@@ -67,7 +74,8 @@ struct DeviceLoop {
   static_assert(detail::is_sync_tile<Inner>::value || detail::is_on_chip<Inner>::value ||
                     detail::is_streamed<Inner>::value || detail::is_block_async<Inner>::value,
                 "relax::DeviceLoop<Inner>: the inner schedule must be Sync, SyncTile<X, Y, Rows>, "
-                "TemporalBlock<D, OnChip>, TemporalBlock<D, ColumnStream> or BlockAsync<D, Tile> with a "
+                "TemporalBlock<D, OnChip>, TemporalBlock<D, InRegisters>, TemporalBlock<D, ColumnStream> or "
+                "BlockAsync<D, Tile> with a "
                 "fixed D (TemporalBlock on shared-memory tiles inside the device loop is not built)");
   // Instantiates the inner tag, so its own checks (TemporalBlock<D, OnChip>: D from 1 to 8) run
   // (a static member's initializer alone would not).
@@ -79,5 +87,13 @@ struct DeviceLoop {
 
 template <class I>
 struct is_strategy<DeviceLoop<I>> : std::true_type {};
+
+namespace detail {
+//! Whether a strategy is the device loop on register-resident tiles (2D stencils only).
+template <class Strategy>
+inline constexpr bool in_registers_v = false;
+template <int D>
+inline constexpr bool in_registers_v<DeviceLoop<TemporalBlock<D, InRegisters>>> = true;
+}  // namespace detail
 
 }  // namespace relax

@@ -56,6 +56,24 @@ struct OnChip {
   static constexpr int z = 0;
 };
 
+//! Tiles sized at launch so that each block of a device loop keeps one tile and its halo in its
+//! threads' registers for the whole solve (each thread a few rows of one 16-byte vector of
+//! columns; only the rows at its warp's edges go through shared memory, once a sweep):
+//! `DeviceLoop<TemporalBlock<D, InRegisters>>`, 2D only. A block's region is at most 128 × 96
+//! float cells (64 × 96 double), so fewer grids fit than with `OnChip` (about 1040² float on
+//! 132 SMs at D = 8); a grid that does not fit is refused with a message.
+struct InRegisters {
+  static constexpr int x = 0;  //!< no fixed tile: one per block, sized at launch
+  static constexpr int y = 0;
+  static constexpr int z = 0;
+};
+
+namespace detail {
+//! Whether a tile shape is one of the device loop's resident ones (a tile per block for the whole solve).
+template <class TileShape>
+inline constexpr bool is_resident_shape = std::is_same_v<TileShape, OnChip> || std::is_same_v<TileShape, InRegisters>;
+}  // namespace detail
+
 //! Block-asynchronous Jacobi: D local sweeps of a tile with stale halos. `D = relax::dynamic`
 //! takes the depth at run time (a controller may change it between launches).
 //!
@@ -65,8 +83,8 @@ struct OnChip {
 //! fewer sweeps; that (s against tile shape) is not measured, so the default stays the study's.
 template <int D, class TileShape = Tile<32, 8>>
 struct BlockAsync {
-  static_assert(!std::is_same_v<TileShape, OnChip>,
-                "relax::BlockAsync<D, Tile>: OnChip tiles are TemporalBlock's inside DeviceLoop");
+  static_assert(!detail::is_resident_shape<TileShape>,
+                "relax::BlockAsync<D, Tile>: OnChip and InRegisters tiles are TemporalBlock's inside DeviceLoop");
   static_assert(!std::is_same_v<TileShape, ColumnStream>,
                 "relax::BlockAsync<D, Tile>: block-asynchronous sweeps run on tiles; ColumnStream is "
                 "TemporalBlock's streaming layout");
@@ -88,20 +106,20 @@ template <int D, class TileShape = Tile<32, 16>>
 struct TemporalBlock {
   static_assert(D >= 1 || D == dynamic,
                 "relax::TemporalBlock<D>: the depth D must be >= 1, or relax::dynamic");
-  static_assert(std::is_same_v<TileShape, ColumnStream> || std::is_same_v<TileShape, OnChip> || D == dynamic ||
+  static_assert(std::is_same_v<TileShape, ColumnStream> || detail::is_resident_shape<TileShape> || D == dynamic ||
                     (D <= TileShape::x && D <= TileShape::y),
                 "relax::TemporalBlock<D, Tile>: D must not exceed the tile's width or height "
                 "(the halo would be wider than the tile)");
   static_assert(!std::is_same_v<TileShape, ColumnStream> || D == dynamic || (D >= 1 && D <= 8),
                 "relax::TemporalBlock<D, ColumnStream>: D must be from 1 to 8, or relax::dynamic");
-  static_assert(!std::is_same_v<TileShape, OnChip> || (D >= 1 && D <= 8),
-                "relax::TemporalBlock<D, OnChip>: D must be from 1 to 8 (a fixed depth)");
+  static_assert(!detail::is_resident_shape<TileShape> || (D >= 1 && D <= 8),
+                "relax::TemporalBlock<D, OnChip>, TemporalBlock<D, InRegisters>: D must be from 1 to 8 (a fixed depth)");
   static constexpr int depth = D;
   static constexpr bool exact = true;
   static constexpr Family family = Family::temporal;
   //! The deepest D the kernels run (for a controller that chooses D). In 3D shared memory may
   //! allow less: the solver asks the sweeper (`deepest_depth`) and tells the controller.
-  static constexpr int max_depth = std::is_same_v<TileShape, ColumnStream> || std::is_same_v<TileShape, OnChip> ? 8
+  static constexpr int max_depth = std::is_same_v<TileShape, ColumnStream> || detail::is_resident_shape<TileShape> ? 8
                                    : TileShape::x < TileShape::y            ? TileShape::x
                                                                             : TileShape::y;
   using tile = TileShape;

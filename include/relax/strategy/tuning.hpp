@@ -135,6 +135,17 @@ inline constexpr int resident_threads = RELAX_TUNING_RESIDENT_THREADS;
 inline constexpr int resident_threads = 512;
 #endif
 
+//! `DeviceLoop<TemporalBlock<D, InRegisters>>`: rows of the region a thread keeps in registers
+//! (each row one 16-byte vector of columns), so a block of `resident_threads` holds a region of
+//! up to 128 × (resident_threads / 32 · rows) float cells. Six rows at 512 threads give 128 × 96,
+//! which holds 1024² on 130 tiles at D = 8 (tiles of 103 × 79); a thread then keeps 24 cells of u
+//! and 24 of b (48 registers of its 128). Not yet measured against other shapes.
+#ifdef RELAX_TUNING_REGISTER_TILE_ROWS
+inline constexpr int register_tile_rows = RELAX_TUNING_REGISTER_TILE_ROWS;
+#else
+inline constexpr int register_tile_rows = 6;
+#endif
+
 //! The persistent CG kernels (`Persistent`, `PersistentSingleReduction`): points per thread that
 //! size the grid (at least one block per SM, at most what is resident), so a small problem runs
 //! on few blocks and its grid barriers are cheaper. Chosen from the barrier's cost (1.10 µs with
