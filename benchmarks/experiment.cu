@@ -12,8 +12,10 @@
 // (BlockAsync<D>, D = 2, 4, 8); ladder-asc and ladder-desc (BlockAsync<dynamic>, as in the source
 // study); feedback (relax::Adaptive: Feedback chooses the family and D), feedback-exact
 // (TemporalBlock<dynamic, ColumnStream>) and feedback-async (BlockAsync<dynamic>); onchipD
-// (DeviceLoop<TemporalBlock<D, OnChip>>, D = 4, 8: grids that fit on chip only).
-// auto is relax::Auto (the on-chip loop where the grid fits, else the generated decision tree).
+// (DeviceLoop<TemporalBlock<D, OnChip>>, D = 4, 8: grids that fit on chip only); registers8
+// (DeviceLoop<TemporalBlock<8, InRegisters>>: grids that fit its frame only).
+// auto is relax::Auto (the on-chip loop where the grid fits, its tiles in registers from 1024
+// points an SM, else the generated decision tree).
 // The suffix "+overlap" runs a strategy with overlapped convergence checks (relax::CheckMode).
 // For Feedback, the log has two lines before each run's line: the family and D each step ended
 // at, with its sweeps, checks and milliseconds, and the sweeps per millisecond measured at each
@@ -122,6 +124,8 @@ Run strategy_run(const std::string& full_name) {
   // The on-chip device loop (all ten steps in one launch; grids up to about 1400² on an H200).
   if (name == "onchip4") return fixed(DeviceLoop<TemporalBlock<4, OnChip>>{});
   if (name == "onchip8") return fixed(DeviceLoop<TemporalBlock<8, OnChip>>{});
+  // The same loop with the tiles in registers (2D; grids up to about 1040² on an H200 at D = 8).
+  if (name == "registers8") return fixed(DeviceLoop<TemporalBlock<8, InRegisters>>{});
   using Async = BlockAsync<dynamic>;
   using Exact = TemporalBlock<dynamic, ColumnStream>;
   auto ladder = [checks](Ladder::Direction d) {

@@ -12,11 +12,13 @@ configuration predicted by a tree trained on the others) is printed and stored a
 `loo_tree_accuracy` in the summary. The header holds the tree as plain `if`s with its split values
 and a comment naming the data it came from. Needs scikit-learn.
 
-Configurations where the on-chip device loop ran (strategy `onchipD`, grids that fit on chip) are
-Auto's rule, not the tree's: Auto runs `onchip8` there (`auto_runs_on_chip`), so the tree is
-trained on the other configurations only. Auto's leave-one-out slowdown (`auto_loo_mean_slowdown_pct`,
-`auto_loo_max_slowdown_pct`) covers every configuration: where the rule applies, onchip8's time
-against the fastest strategy measured there; elsewhere, the tree trained without the configuration.
+Configurations where the on-chip device loop ran (strategies `onchipD` and `registers8`, grids that
+fit on chip) are Auto's rule, not the tree's: Auto runs `registers8` there (`auto_runs_on_chip`,
+`auto_in_registers`: the matrix's on-chip sizes, 512 and 1024, have at least 1024 points an SM on
+an H200), so the tree is trained on the other configurations only. Auto's leave-one-out slowdown
+(`auto_loo_mean_slowdown_pct`, `auto_loo_max_slowdown_pct`) covers every configuration: where the
+rule applies, registers8's time against the fastest strategy measured there; elsewhere, the tree
+trained without the configuration.
 """
 import argparse
 import csv
@@ -29,7 +31,8 @@ from pathlib import Path
 
 FAMILIES = ("sync", "temporal", "blockasync")
 MIN_STRATEGIES = 3  # static strategies a configuration needs to be labelled
-ON_CHIP = "onchip8"  # what Auto runs where the grid fits on chip (relax::AutoOnChip)
+ON_CHIP = "registers8"  # what Auto runs at the matrix's on-chip sizes (relax::AutoOnChip)
+RESIDENT = ("onchip", "registers")  # the on-chip loops' strategy names begin so
 
 
 def family_and_depth(strategy):
@@ -44,13 +47,13 @@ def family_and_depth(strategy):
 
 def load(paths):
     """The fastest static strategy of each labelled configuration (on-chip runs included), and
-    the median time of every static strategy (onchipD included) per configuration."""
+    the median time of every static strategy (the on-chip loops included) per configuration."""
     times = defaultdict(list)
     for path in paths:
         with open(path, newline="") as f:
             for row in csv.DictReader(f):
                 fam, _ = family_and_depth(row["strategy"])
-                if (fam or row["strategy"].startswith("onchip")) and row["converged"] == "1":
+                if (fam or row["strategy"].startswith(RESIDENT)) and row["converged"] == "1":
                     times[(int(row["n"]), float(row["r"]), row["source"], row["strategy"])].append(float(row["time_ms"]))
     best, count, medians = {}, defaultdict(int), {}
     for (n, r, src, strategy), ts in times.items():

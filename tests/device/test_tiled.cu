@@ -207,16 +207,28 @@ TEST_CASE("Auto runs a solve as the on-chip loop where it fits, and launch-based
   CHECK_THROWS_WITH(large.solve_steps(u, f, 2, large.stream()), Catch::Contains("steps_fused"));
   relax::Solver<relax::Stencil7<float>, relax::Auto, relax::Fixed> cube(relax::Extents(40, 40, 40), relax::Stencil7<float>(10.0));
   CHECK_FALSE(cube.runs_on_chip());  // 3D: Sync
+  // On chip, the tiles go in registers from 1024 points an SM where the register frame holds the
+  // grid (tuning::auto_registers_points_per_sm), in shared memory below and beyond the frame.
+  using S5 = relax::Stencil5<float>;
+  CHECK_FALSE(relax::auto_in_registers<S5>(relax::Extents(300, 200)));
+  CHECK_FALSE(relax::auto_in_registers<relax::Stencil7<float>>(relax::Extents(40, 40, 40)));
+  if (relax::current_sm_count() == 132) {  // an H200
+    CHECK_FALSE(relax::auto_in_registers<S5>(relax::Extents(256, 256)));
+    CHECK(relax::auto_in_registers<S5>(relax::Extents(512, 512)));
+    CHECK(relax::auto_in_registers<S5>(relax::Extents(1000, 1000)));
+    CHECK_FALSE(relax::auto_in_registers<S5>(relax::Extents(1200, 1200)));  // beyond the frame: shared memory
+    CHECK(relax::Solver<S5, relax::Auto, relax::Fixed>(relax::Extents(1200, 1200), S5(10.0)).runs_on_chip());
+  }
 }
 
 TEST_CASE("Auto runs the strategy it picks for the grid and the device", "[tiled][auto]") {
-  const std::int64_t n = GENERATE(70, 512, 1000);
+  const std::int64_t n = GENERATE(70, 512, 1000, 1200);
   const double r = GENERATE(1.0, 100.0);
   const auto p = diffusion_params(n, r, relax::Source::gaussian, 3);
   const relax::FamilyChoice c = relax::auto_select(n, r, sizeof(float), relax::current_l2_bytes());
   const bool on_chip = relax::auto_runs_on_chip<relax::Stencil5<float>>(p.extents());
   INFO("N = " << n << ", r = " << r << ": " << (on_chip ? "on chip" : relax::to_string(c)));
-  if (relax::current_sm_count() >= 132) CHECK(on_chip);  // on an H200 (132 SMs) all three fit
+  if (relax::current_sm_count() >= 132) CHECK(on_chip);  // on an H200 (132 SMs) all four fit
   HostGrid<float> auto_u, want_u;
   const auto got = gpu_run<relax::Auto>(p, auto_u);
   if (c.family == relax::Family::blockasync && !on_chip) {

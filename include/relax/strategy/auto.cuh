@@ -14,8 +14,64 @@
 namespace relax {
 
 //! The device loop a `Solver<S, Auto>` runs a whole solve (and a run of steps) as, where
-//! `auto_runs_on_chip` says so.
-using AutoOnChip = DeviceLoop<TemporalBlock<8, OnChip>>;
+//! `auto_runs_on_chip` says so: the on-chip loop at D = 8, its tiles in registers
+//! (`DeviceLoop<TemporalBlock<8, InRegisters>>`) where `auto_in_registers` says so, in shared
+//! memory (`DeviceLoop<TemporalBlock<8, OnChip>>`) elsewhere. Both have Sync's iterates.
+struct AutoOnChip {};
+
+//! Whether `AutoOnChip` keeps the tiles of a grid of `e` in registers on the current device: a 2D
+//! grid that the register frame holds, with at least `tuning::auto_registers_points_per_sm`
+//! interior points an SM.
+template <class S, class T = typename S::value_type>
+bool auto_in_registers(const Extents& e) {
+  if constexpr (S::rank != 2) {
+    return false;
+  } else {
+    return e.points() >= tuning::auto_registers_points_per_sm * static_cast<std::int64_t>(current_sm_count()) &&
+           Sweeper<DeviceLoop<TemporalBlock<8, InRegisters>>>::template fits<S, T>(e);
+  }
+}
+
+//! `AutoOnChip`: the register-resident loop or the shared-memory one, chosen for the grid of each
+//! call (`auto_in_registers`).
+template <>
+struct Sweeper<AutoOnChip> {
+  using Shared = Sweeper<DeviceLoop<TemporalBlock<8, OnChip>>>;
+  using Registers = Sweeper<DeviceLoop<TemporalBlock<8, InRegisters>>>;
+  static constexpr bool rhs_norm_on_device = true;
+  static constexpr bool fuses_steps = true;
+  static constexpr bool takes_ladder = true;
+
+  template <class S, class T>
+  static void preload() {
+    Shared::template preload<S, T>();
+    if constexpr (S::rank == 2) Registers::template preload<S, T>();
+  }
+  //! Whether a grid of `e` fits on chip (in shared memory; the register frame holds fewer).
+  template <class S, class T>
+  static bool fits(const Extents& e) {
+    return Shared::template fits<S, T>(e);
+  }
+  template <class S, class T>
+  static detail::DeviceLoopResult solve(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
+                                        const detail::DeviceLoopPlan& plan, DeviceLoopWorkspace<T>& workspace,
+                                        bool with_history, cudaStream_t stream) {
+    if constexpr (S::rank == 2)
+      if (auto_in_registers<S, T>(u.extents()))
+        return Registers::solve(s, u, scratch, b, plan, workspace, with_history, stream);
+    return Shared::solve(s, u, scratch, b, plan, workspace, with_history, stream);
+  }
+  template <class S, class T>
+  static detail::DeviceLoopResult solve_steps(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch,
+                                              const DeviceGrid<T>& source, const detail::DeviceLoopPlan& plan,
+                                              DeviceLoopWorkspace<T>& workspace, bool with_history,
+                                              cudaStream_t stream) {
+    if constexpr (S::rank == 2)
+      if (auto_in_registers<S, T>(u.extents()))
+        return Registers::solve_steps(s, u, scratch, source, plan, workspace, with_history, stream);
+    return Shared::solve_steps(s, u, scratch, source, plan, workspace, with_history, stream);
+  }
+};
 
 //! Whether `Solver<S, Auto>` runs its solves as `AutoOnChip` for grids of `e` on the current
 //! device: 2D grids that fit on chip, on a device with cooperative launch. Measured on the H200

@@ -3,6 +3,8 @@
 //! Tuning constants of the strategies, each with the measurement it came from. Kept apart from
 //! the kernels so a retune changes numbers here, not algorithms there.
 
+#include <cstdint>
+
 namespace relax::tuning {
 
 //! In 2D, `relax::Sync` (32 × 8 threads, 16-byte vectors) updates `sync_deep_rows` rows per
@@ -140,6 +142,13 @@ inline constexpr int resident_threads = 512;
 //! up to 128 × (resident_threads / 32 · rows) float cells. Six rows at 512 threads give 128 × 96,
 //! which holds 1024² on 130 tiles at D = 8 (tiles of 103 × 79); a thread then keeps 24 cells of u
 //! and 24 of b (48 registers of its 128). Not yet measured against other shapes.
+//! `Auto`'s on-chip loop keeps its tiles in registers (`DeviceLoop<TemporalBlock<8, InRegisters>>`)
+//! from this many interior points an SM (where the frame holds the grid), in shared memory below.
+//! Measured on the H200, float32, ten steps at r = 10 (docs/results/h200/bench_registers_v3_blend.json):
+//! 256² (496 points an SM) 3.19 ms in registers against 2.46 in shared memory; 512² (1986) 3.78
+//! against 4.32; 1024² (7944) 4.85 against 8.99. Sizes between 256² and 512² are not measured.
+inline constexpr std::int64_t auto_registers_points_per_sm = 1024;
+
 #ifdef RELAX_TUNING_REGISTER_TILE_ROWS
 inline constexpr int register_tile_rows = RELAX_TUNING_REGISTER_TILE_ROWS;
 #else
