@@ -13,14 +13,18 @@
 //! rows and the east and west neighbours inside its vector are its own registers; the cells
 //! beside the vector come from the neighbouring lanes (a shuffle each way a row); only the rows at
 //! a warp's top and bottom go through shared memory, once a sweep (double-buffered, so one block
-//! barrier a sweep). b stays in shared memory (in registers too it left the kernel 648 bytes of
-//! spills at 128 registers), read as one vector a row. Where the shared-memory tile moves about
-//! 21 bytes of shared memory a cell and sweep, this moves 4 bytes a cell and 32 a thread's rows.
+//! barrier a sweep). b stays in shared memory, read as one vector a row (with b in registers as
+//! well ptxas spilled 648 bytes at 128 registers, 414 without it while the cells' addresses were
+//! still hoisted: see `for_cells`). Where the shared-memory tile moves about 21 bytes of shared
+//! memory a cell and sweep, this moves 4 bytes a cell (b) and 64 a thread (its first and last
+//! rows out, its neighbours' in).
 //!
 //! The classes of `ResidentTile` (outside the grid or the region, the ring, or interior with its
 //! distance to the region's faces) are kept per row and per column: a cell's class is the smaller
 //! of its row's and its column's (outside < ring < any distance), which is what the byte per cell
-//! holds there.
+//! holds there. Every cell's update is computed and blended with its old value where the class
+//! falls short (see `blend`); a stencil is then called at an interior point for every cell (the
+//! cell's own, or the nearest interior one where its result is discarded).
 
 #include <relax/agent/vector_walk.cuh>
 #include <relax/core/arith.hpp>
@@ -120,7 +124,7 @@ class RegisterTile {
               const auto bits = arith::abs_bits(s.residual(nb, point(g, q, c), rhs));
               best = best > bits ? best : bits;
             }
-            x_[q][c] = blend(-(row_[q] >= reach) & -(col_[c] >= reach), s.update(nb, point(g, q, c), rhs), nb.c);
+            x_[q][c] = blend(-(row_[q] >= reach) & -(col_[c] >= reach), s.update(nb, interior_point(g, q, c), rhs), nb.c);
           });
       posted(best);
       p = 1;
@@ -130,7 +134,7 @@ class RegisterTile {
       walk(
           top_ >= reach, [&](int q, int c) { return x_[q][c]; },
           [&](int q, int c, const Neighbours<T, 2>& nb, T rhs) {
-            x_[q][c] = blend(-(row_[q] >= reach) & -(col_[c] >= reach), s.update(nb, point(g, q, c), rhs), nb.c);
+            x_[q][c] = blend(-(row_[q] >= reach) & -(col_[c] >= reach), s.update(nb, interior_point(g, q, c), rhs), nb.c);
           });
     }
   }
@@ -174,8 +178,15 @@ class RegisterTile {
     const int far = extent - 1 - cr;
     return cr < far ? cr : far;
   }
-  __device__ __forceinline__ int cell_class(int q, int c) const { return row_[q] < col_[c] ? row_[q] : col_[c]; }
   __device__ __forceinline__ Point point(const Shape& g, int q, int c) const { return g.point<2>(0, i0_ + q, j0_ + c); }
+  // The point a blended update is computed at: the cell's, moved into the interior. Every cell's
+  // update is computed, and a stencil that reads a coefficient field by global index must not
+  // read outside the grid for the ring or the cells beyond it, whose result is discarded. (The
+  // clamp is dead code for stencils that ignore the point.)
+  __device__ __forceinline__ Point interior_point(const Shape& g, int q, int c) const {
+    const std::int64_t i = i0_ + q, j = j0_ + c;
+    return g.point<2>(0, i < 1 ? 1 : i > g.ny ? g.ny : i, j < 1 ? 1 : j > g.nx ? g.nx : j);
+  }
 
   // Calls f(q, c, row class, column class, the cell's address in `grid`) for each of the
   // thread's cells. (A cell's class is the smaller of the two; the callers test them apart. The
