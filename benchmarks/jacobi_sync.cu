@@ -360,6 +360,12 @@ const int registered = [] {
       register_solve<relax::TemporalBlock<4, relax::ColumnStream>>("TemporalBlock4_stream", n, r);
       if (n != 1024) register_solve<relax::TemporalBlock<8, relax::ColumnStream>>("TemporalBlock8_stream", n, r);
     }
+  // Where Auto's on-chip loop moves its tiles from shared memory to registers
+  // (tuning::auto_registers_points_per_sm): the sizes between 256² and 512².
+  for (std::int64_t n : {320, 384, 448}) {
+    register_solve<relax::DeviceLoop<relax::TemporalBlock<8, relax::OnChip>>>("DeviceLoop_OnChip8", n, 10);
+    register_solve<relax::DeviceLoop<relax::TemporalBlock<8, relax::InRegisters>>>("DeviceLoop_Registers8", n, 10);
+  }
   // Beyond the chip: the streamed device loop against the launch-based stream of the same depth.
   for (std::int64_t n : {1024, 2048, 4096})
     for (std::int64_t m : {8, 0}) {

@@ -144,9 +144,10 @@ inline constexpr int resident_threads = 512;
 //! and 24 of b (48 registers of its 128). Not yet measured against other shapes.
 //! `Auto`'s on-chip loop keeps its tiles in registers (`DeviceLoop<TemporalBlock<8, InRegisters>>`)
 //! from this many interior points an SM (where the frame holds the grid), in shared memory below.
-//! Measured on the H200, float32, ten steps at r = 10 (docs/results/h200/bench_registers_v3_blend.json):
-//! 256² (496 points an SM) 3.19 ms in registers against 2.46 in shared memory; 512² (1986) 3.78
-//! against 4.32; 1024² (7944) 4.85 against 8.99. Sizes between 256² and 512² are not measured.
+//! Measured on the H200, float32, ten steps at r = 10 (docs/results/h200/bench_registers_v3_blend.json,
+//! bench_auto_registers_crossover.json): in registers against shared memory, 256² (496 points an
+//! SM) 3.16 / 2.42 ms, 320² (776) 3.29 / 3.04, 384² (1117) 3.38 / 3.43, 448² (1520) 3.59 / 3.95,
+//! 512² (1986) 3.75 / 4.30, 1024² (7944) 4.85 / 8.99.
 inline constexpr std::int64_t auto_registers_points_per_sm = 1024;
 
 #ifdef RELAX_TUNING_REGISTER_TILE_ROWS
