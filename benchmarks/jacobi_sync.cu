@@ -378,6 +378,17 @@ const int registered = [] {
                                      loop_sweep<relax::Stencil5<float>, relax::TemporalBlock<8, relax::ColumnStream>>)
             ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
     }
+  // At 16384² (issue 14's open bar): the passes alone (no check but the last) and with a check
+  // every 8 sweeps, the device loop against the launched stream, to split the pass from the check.
+  for (std::int64_t m : {8, 0}) {
+    const std::string tail = "/checks:" + std::to_string(m) + "/N:16384";
+    benchmark::RegisterBenchmark(("loop_sweep/DeviceLoop_Stream8" + tail).c_str(),
+                                 loop_sweep<relax::Stencil5<float>, relax::DeviceLoop<relax::TemporalBlock<8, relax::ColumnStream>>>)
+        ->Args({16384, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+    benchmark::RegisterBenchmark(("loop_sweep/TemporalBlock8_stream" + tail).c_str(),
+                                 loop_sweep<relax::Stencil5<float>, relax::TemporalBlock<8, relax::ColumnStream>>)
+        ->Args({16384, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+  }
   for (std::int64_t n : {2048, 4096, 16384})
     for (std::int64_t r : {1, 10, 100}) {
       if (n == 16384 && r == 100) continue;  // as Sync: 12 s a run
