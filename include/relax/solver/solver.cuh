@@ -86,7 +86,8 @@ class Solver {
                     (std::is_same_v<Controller_, Ladder> && detail::takes_ladder<Sweeper<Strategy_>>::value),
                 "relax::Solver<Stencil, DeviceLoop<Inner>, Controller>: the device loop decides on "
                 "the device, with the Controller relax::Fixed (check every M sweeps), or relax::Ladder "
-                "where the inner schedule has a depth (TemporalBlock<D, OnChip>, TemporalBlock<D, ColumnStream>)");
+                "where the inner schedule has a depth (TemporalBlock<D, OnChip>, TemporalBlock<D, InRegisters>, "
+                "TemporalBlock<D, ColumnStream>)");
   static_assert(!detail::in_registers_v<Strategy_> || Stencil_::rank == 2,
                 "relax::Solver<Stencil, DeviceLoop<TemporalBlock<D, InRegisters>>, Controller>: "
                 "TemporalBlock<D, InRegisters> runs 2D stencils only; in 3D use TemporalBlock<D, OnChip>");
@@ -167,8 +168,9 @@ class Solver {
   //! The solver's own stream, used when a call names none.
   cudaStream_t stream() const { return stream_.get(); }
   const Extents& extents() const { return scratch_.extents(); }
-  //! Whether the solves run as the on-chip device loop: the strategy `DeviceLoop<TemporalBlock<D,
-  //! OnChip>>`, or `Auto` where it chose that loop for this grid (`auto_runs_on_chip`).
+  //! Whether the solves run as an on-chip device loop: the strategy `DeviceLoop<TemporalBlock<D,
+  //! OnChip>>` or `DeviceLoop<TemporalBlock<D, InRegisters>>`, or `Auto` where it chose the
+  //! on-chip loop for this grid (`auto_runs_on_chip`).
   bool runs_on_chip() const {
     if constexpr (std::is_same_v<Strategy, Auto>) return auto_on_chip_;
     else return detail::fuses_steps<Sweeper<Strategy>>::value;
@@ -222,7 +224,8 @@ class Solver {
                                        cudaStream_t stream) {
     static_assert(fuses_steps,
                   "relax::Solver::solve_steps: the strategy does not run several steps in one launch "
-                  "(only DeviceLoop<TemporalBlock<D, OnChip>>, and Auto where it runs that loop, do); call "
+                  "(only the on-chip loops, DeviceLoop<TemporalBlock<D, OnChip>> and DeviceLoop<TemporalBlock<D, "
+                  "InRegisters>>, and Auto where it runs them, do); call "
                   "solve once per step");
     if constexpr (fuses_steps) {
       using Loop = std::conditional_t<std::is_same_v<Strategy, Auto>, AutoOnChip, Strategy>;
