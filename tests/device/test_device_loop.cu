@@ -130,7 +130,7 @@ TEST_CASE("the register-resident device loop at other depths, in float64 and on 
     check_same_as_host_loop<relax::Stencil5<float>, InRegisters<8>>(relax::testing::diffusion_params(n, 10.0, src, 3));
   }
   // Regions that fill the frame (1024² at D = 8: 103 × 79 tiles, regions of 119 × 95 in 128 × 96),
-  // one tile across and many down, and one row of tiles.
+  // and tall and wide boxes.
   check_same_as_host_loop<relax::Stencil5<float>, InRegisters<8>>(relax::testing::diffusion_params(1024, 10.0, src, 2));
   check_same_as_host_loop<relax::Stencil5<float>, InRegisters<8>>(box(33, 517, 0, 100.0, src, 3));
   check_same_as_host_loop<relax::Stencil5<float>, InRegisters<3>>(box(1000, 70, 0, 1.0, src, 3));
