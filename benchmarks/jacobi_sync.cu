@@ -252,6 +252,14 @@ void register_solve(const char* name, std::int64_t n, std::int64_t r) {
       ->Repetitions(3)->ReportAggregatesOnly(true);
 }
 
+// A `loop_sweep` row: `name` at N = n with a check every m sweeps (0: only after the last).
+template <class Strategy>
+void register_loop_sweep(const char* name, std::int64_t n, std::int64_t m) {
+  benchmark::RegisterBenchmark(("loop_sweep/" + std::string(name) + "/checks:" + std::to_string(m) + "/N:" +
+                                std::to_string(n)).c_str(), loop_sweep<relax::Stencil5<float>, Strategy>)
+      ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+}
+
 const int registered = [] {
   register_sweep<relax::Sync>("sync_sweep", "Sync");
   register_sweep<relax::SyncTile<32, 8, 1>>("sync_sweep", "32x8x1");
@@ -318,31 +326,18 @@ const int registered = [] {
   // ten steps against Sync and the stream.
   for (std::int64_t n : {128, 256, 512, 1024, 2048})
     for (std::int64_t m : {8, 0}) {
-      const std::string tail = "/checks:" + std::to_string(m) + "/N:" + std::to_string(n);
-      benchmark::RegisterBenchmark(("loop_sweep/DeviceLoop_Sync" + tail).c_str(),
-                                   loop_sweep<relax::Stencil5<float>, relax::DeviceLoop<relax::Sync>>)
-          ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+      register_loop_sweep<relax::DeviceLoop<relax::Sync>>("DeviceLoop_Sync", n, m);
       if (m == 8)
-        benchmark::RegisterBenchmark(("loop_sweep/Sync" + tail).c_str(), loop_sweep<relax::Stencil5<float>, relax::Sync>)
-            ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+        register_loop_sweep<relax::Sync>("Sync", n, m);
     }
   // The on-chip device loop (tiles resident in shared memory; grids up to about 1400²).
   for (std::int64_t n : {128, 256, 512, 1024})
     for (std::int64_t m : {8, 0}) {
-      const std::string tail = "/checks:" + std::to_string(m) + "/N:" + std::to_string(n);
-      benchmark::RegisterBenchmark(("loop_sweep/DeviceLoop_OnChip4" + tail).c_str(),
-                                   loop_sweep<relax::Stencil5<float>, relax::DeviceLoop<relax::TemporalBlock<4, relax::OnChip>>>)
-          ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
-      benchmark::RegisterBenchmark(("loop_sweep/DeviceLoop_OnChip8" + tail).c_str(),
-                                   loop_sweep<relax::Stencil5<float>, relax::DeviceLoop<relax::TemporalBlock<8, relax::OnChip>>>)
-          ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+      register_loop_sweep<relax::DeviceLoop<relax::TemporalBlock<4, relax::OnChip>>>("DeviceLoop_OnChip4", n, m);
+      register_loop_sweep<relax::DeviceLoop<relax::TemporalBlock<8, relax::OnChip>>>("DeviceLoop_OnChip8", n, m);
       // The same loop with the tiles in registers (2D; grids up to about 1040² at D = 8).
-      benchmark::RegisterBenchmark(("loop_sweep/DeviceLoop_Registers4" + tail).c_str(),
-                                   loop_sweep<relax::Stencil5<float>, relax::DeviceLoop<relax::TemporalBlock<4, relax::InRegisters>>>)
-          ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
-      benchmark::RegisterBenchmark(("loop_sweep/DeviceLoop_Registers8" + tail).c_str(),
-                                   loop_sweep<relax::Stencil5<float>, relax::DeviceLoop<relax::TemporalBlock<8, relax::InRegisters>>>)
-          ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+      register_loop_sweep<relax::DeviceLoop<relax::TemporalBlock<4, relax::InRegisters>>>("DeviceLoop_Registers4", n, m);
+      register_loop_sweep<relax::DeviceLoop<relax::TemporalBlock<8, relax::InRegisters>>>("DeviceLoop_Registers8", n, m);
     }
   register_solve<relax::Sync>("Sync", 256, 10);
   for (std::int64_t n : {256, 512, 1024, 4096}) register_solve<relax::DeviceLoop<relax::Sync>>("DeviceLoop_Sync", n, 10);
@@ -369,25 +364,15 @@ const int registered = [] {
   // Beyond the chip: the streamed device loop against the launch-based stream of the same depth.
   for (std::int64_t n : {1024, 2048, 4096})
     for (std::int64_t m : {8, 0}) {
-      const std::string tail = "/checks:" + std::to_string(m) + "/N:" + std::to_string(n);
-      benchmark::RegisterBenchmark(("loop_sweep/DeviceLoop_Stream8" + tail).c_str(),
-                                   loop_sweep<relax::Stencil5<float>, relax::DeviceLoop<relax::TemporalBlock<8, relax::ColumnStream>>>)
-          ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+      register_loop_sweep<relax::DeviceLoop<relax::TemporalBlock<8, relax::ColumnStream>>>("DeviceLoop_Stream8", n, m);
       if (m == 8)
-        benchmark::RegisterBenchmark(("loop_sweep/TemporalBlock8_stream" + tail).c_str(),
-                                     loop_sweep<relax::Stencil5<float>, relax::TemporalBlock<8, relax::ColumnStream>>)
-            ->Args({n, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+        register_loop_sweep<relax::TemporalBlock<8, relax::ColumnStream>>("TemporalBlock8_stream", n, m);
     }
   // At 16384² (issue 14's open bar): the passes alone (no check but the last) and with a check
   // every 8 sweeps, the device loop against the launched stream, to split the pass from the check.
   for (std::int64_t m : {8, 0}) {
-    const std::string tail = "/checks:" + std::to_string(m) + "/N:16384";
-    benchmark::RegisterBenchmark(("loop_sweep/DeviceLoop_Stream8" + tail).c_str(),
-                                 loop_sweep<relax::Stencil5<float>, relax::DeviceLoop<relax::TemporalBlock<8, relax::ColumnStream>>>)
-        ->Args({16384, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
-    benchmark::RegisterBenchmark(("loop_sweep/TemporalBlock8_stream" + tail).c_str(),
-                                 loop_sweep<relax::Stencil5<float>, relax::TemporalBlock<8, relax::ColumnStream>>)
-        ->Args({16384, m})->UseManualTime()->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
+    register_loop_sweep<relax::DeviceLoop<relax::TemporalBlock<8, relax::ColumnStream>>>("DeviceLoop_Stream8", 16384, m);
+    register_loop_sweep<relax::TemporalBlock<8, relax::ColumnStream>>("TemporalBlock8_stream", 16384, m);
   }
   for (std::int64_t n : {2048, 4096, 16384})
     for (std::int64_t r : {1, 10, 100}) {

@@ -318,6 +318,9 @@ TEST_CASE("the register-resident tiling keeps every region within the frame", "[
   CHECK(t.tile_y == 79);
   // Wider than 112 x 80 tiles on 132 SMs cannot hold 1100^2 (10 x 14 tiles) nor 1000 x 1100.
   CHECK_FALSE(frame(1100, 1100, 8).found());
+  // The largest square the frame holds at D = 8 on 132 SMs (the README's "about 1040²").
+  CHECK(frame(1040, 1040, 8).found());
+  CHECK_FALSE(frame(1041, 1041, 8).found());
   CHECK(frame(1232, 80 * 12, 8).found());  // 11 x 12 tiles of exactly 112 x 80
   CHECK_FALSE(frame(1233, 80 * 12, 8).found());
   // Rectangular and one-cell-high grids.

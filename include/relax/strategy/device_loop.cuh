@@ -1127,7 +1127,8 @@ struct Sweeper<DeviceLoop<BlockAsync<D, Tile<X, Y, Z>>>>
 namespace detail {
 
 //! What the two resident device loops differ in: the agent, the shared memory a block asks for,
-//! and the limit on a tile's region.
+//! and the limit on a tile's region. `shared_limit` is a callable that returns the dynamic shared
+//! memory a block may ask for (a query of the kernel's attributes, made only where it limits).
 template <class Where>
 struct ResidentKind;
 
@@ -1138,18 +1139,18 @@ struct ResidentKind<OnChip> {
   static constexpr const char* name = "OnChip";
   template <int Rank, class T>
   using Agent = ResidentTile<Rank, tuning::resident_threads, T>;
-  template <int Rank, class T>
-  static ResidentTiles choose(const Shape& g, int halo, std::size_t dynamic_limit) {
+  template <int Rank, class T, class Limit>
+  static ResidentTiles choose(const Shape& g, int halo, Limit shared_limit) {
     return choose_resident_tiles<Rank>(g.nx, g.ny, Rank == 3 ? g.nz : 1, halo, current_sm_count(),
-                                       static_cast<std::int64_t>(dynamic_limit / (3 * sizeof(T) + 1)), Vec16<T>::width);
+                                       static_cast<std::int64_t>(shared_limit() / (3 * sizeof(T) + 1)), Vec16<T>::width);
   }
   template <int Rank, class T>
   static std::size_t shared_bytes(const ResidentTiles& t) {
     return ResidentLayout<Rank, T>(t.template region<Rank>()).shared_bytes();
   }
-  template <int Rank, class T>
-  static std::string limit(std::size_t dynamic_limit) {
-    return "at most " + std::to_string(dynamic_limit / (3 * sizeof(T) + 1)) + " cells of shared memory";
+  template <int Rank, class T, class Limit>
+  static std::string limit(Limit shared_limit) {
+    return "at most " + std::to_string(shared_limit() / (3 * sizeof(T) + 1)) + " cells of shared memory";
   }
 };
 
@@ -1160,8 +1161,8 @@ struct ResidentKind<InRegisters> {
   static constexpr const char* name = "InRegisters";
   template <int Rank, class T>
   using Agent = RegisterTile<tuning::resident_threads, tuning::register_tile_rows, T>;
-  template <int Rank, class T>
-  static ResidentTiles choose(const Shape& g, int halo, std::size_t) {
+  template <int Rank, class T, class Limit>
+  static ResidentTiles choose(const Shape& g, int halo, Limit) {
     static_assert(Rank == 2, "relax: TemporalBlock<D, InRegisters> runs 2D stencils only");
     using A = Agent<Rank, T>;
     return choose_resident_tiles<2>(g.nx, g.ny, 1, halo, current_sm_count(),
@@ -1171,8 +1172,8 @@ struct ResidentKind<InRegisters> {
   static std::size_t shared_bytes(const ResidentTiles&) {
     return Agent<Rank, T>::shared_bytes;
   }
-  template <int Rank, class T>
-  static std::string limit(std::size_t) {
+  template <int Rank, class T, class Limit>
+  static std::string limit(Limit) {
     return "at most " + std::to_string(Agent<Rank, T>::frame_x) + " x " + std::to_string(Agent<Rank, T>::frame_y) +
            " cells (a block's registers)";
   }
@@ -1203,7 +1204,7 @@ struct ResidentLoopSweeper : DeviceLoopBatches<ResidentLoopSweeper<D, Where>> {
     g.nx = e.nx;
     g.ny = e.ny;
     g.nz = S::rank == 3 ? e.nz : 1;
-    return Kind::template choose<S::rank, T>(g, D, dynamic_shared_limit<S, T>()).found();
+    return Kind::template choose<S::rank, T>(g, D, dynamic_shared_limit<S, T>).found();
   }
 
   //! The tiling the kernel runs on `g` here, or an error naming the limits when the grid does
@@ -1211,7 +1212,7 @@ struct ResidentLoopSweeper : DeviceLoopBatches<ResidentLoopSweeper<D, Where>> {
   //! \throws relax::invalid_argument when no tiling fits.
   template <class S, class T>
   static ResidentTiles tiles(const Shape& g) {
-    const std::size_t limit = dynamic_shared_limit<S, T>();
+    const auto limit = dynamic_shared_limit<S, T>;
     const ResidentTiles t = Kind::template choose<S::rank, T>(g, D, limit);
     if (!t.found())
       throw invalid_argument(

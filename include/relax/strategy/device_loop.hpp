@@ -55,10 +55,8 @@ template <int X, int Y, int R>
 struct is_sync_tile<SyncTile<X, Y, R>> : std::true_type {};
 template <class S>
 struct is_on_chip : std::false_type {};
-template <int D>
-struct is_on_chip<TemporalBlock<D, OnChip>> : std::true_type {};
-template <int D>
-struct is_on_chip<TemporalBlock<D, InRegisters>> : std::true_type {};
+template <int D, class TileShape>
+struct is_on_chip<TemporalBlock<D, TileShape>> : std::bool_constant<is_resident_shape<TileShape>> {};
 template <class S>
 struct is_block_async : std::false_type {};
 template <int D, class T>
