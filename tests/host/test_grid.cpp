@@ -2,7 +2,9 @@
 #include <catch2/catch.hpp>
 
 #include <relax/domain/grid.hpp>
+#include <relax/domain/shape.hpp>
 
+#include <algorithm>
 #include <cstdint>
 
 using relax::GridLayout;
@@ -95,4 +97,30 @@ TEST_CASE("boxes with an empty axis or a bad rank are rejected", "[grid][validat
   CHECK_THROWS_WITH(bad.validate(), Catch::Contains("rank 2 or 3"));
   CHECK(relax::Extents::cube(7, 3) == relax::Extents(7, 7, 7));
   CHECK(relax::Extents::cube(7) == relax::Extents(7, 7));
+}
+
+TEST_CASE("equal shares tile the units, their sizes within one of each other", "[grid][streamed]") {
+  // The 2D streamed device loop gives each block the rows [share_begin(p), share_begin(p + 1)) of
+  // its strip groups' rows laid end to end.
+  for (std::int64_t total : {std::int64_t(1), std::int64_t(15), std::int64_t(210), std::int64_t(606208),
+                             std::int64_t(1) << 40}) {
+    for (std::int64_t parts : {std::int64_t(1), std::int64_t(6), std::int64_t(396), std::int64_t(528)}) {
+      if (parts > total) continue;
+      CAPTURE(total, parts);
+      CHECK(relax::detail::share_begin(total, parts, 0) == 0);
+      CHECK(relax::detail::share_begin(total, parts, parts) == total);
+      std::int64_t smallest = total, largest = 0;
+      for (std::int64_t p = 0; p < parts; ++p) {
+        const std::int64_t size =
+            relax::detail::share_begin(total, parts, p + 1) - relax::detail::share_begin(total, parts, p);
+        smallest = std::min(smallest, size);
+        largest = std::max(largest, size);
+      }
+      CHECK(smallest == total / parts);
+      CHECK(largest - smallest <= 1);
+    }
+  }
+  // 16384^2 at D = 8: 37 strip groups of 16384 rows over 3 blocks on each of 132 SMs.
+  CHECK(relax::detail::share_begin(37 * 16384, 396, 1) == 1530);
+  CHECK(relax::detail::share_begin(37 * 16384, 396, 2) == 3061);
 }

@@ -36,17 +36,36 @@ template <int D, class T>
 inline constexpr int strip_kept = 32 * Lane<T>::width - 2 * D;
 
 //! Where the stream keeps b of the D + 1 rows its levels update: in registers (the launched
-//! kernel), read again from global memory at each level (an L1 hit), or in a ring of D + 1 rows
-//! in shared memory that each lane writes and reads for itself (one 16-byte store a row, one
-//! 16-byte load a level; no barrier, since no lane reads another's). (A ring of D + 2 rows with
-//! the next row of u and b copied in by `cp.async` a step ahead measured the same in the
-//! streamed device loop, 979 against 975 ms for ten steps at 16384² on the H200, and was dropped;
-//! docs/performance-notes.md.)
+//! kernel), read again from global memory at each level (an L1 hit), or in a ring in shared
+//! memory that each lane writes and reads for itself (no barrier, since no lane reads another's).
+//! The ring holds each row twice, at its slot and D + 1 slots on, so level t reads the row t steps
+//! back at a fixed offset from the current slot (one 16-byte load a level, no wrap-around
+//! arithmetic); with it the stream loads the next row's u and b a step ahead, into registers, so
+//! a step's loads have the whole step to arrive. Measured on the H200 (2026-12-04, a pass of
+//! D = 8 at 16384², launched alone): 270.7 µs a sweep with the single ring and loads of the
+//! step's own row, 246.5 with both changes (the launched kernel: 234.2); with the residual folded,
+//! 318.8 and 286.7 (docs/performance-notes.md). (A ring of D + 2 rows with the next row of u and b
+//! copied in by `cp.async` a step ahead measured the same as the single ring, and was dropped.)
 enum class RhsIn { registers, global, shared };
 
-//! Lanes of the shared ring of b (`RhsIn::shared`) that one warp's strip of depth D needs.
+//! Lanes of the shared ring of b (`RhsIn::shared`) that one warp's strip of depth D needs: D + 1
+//! rows, each held twice.
 template <int D>
-inline constexpr int rhs_ring_lanes = 32 * (D + 1);
+inline constexpr int rhs_ring_lanes = 2 * 32 * (D + 1);
+
+//! Level 0 of a row at `offset` from the lane's columns `u_col` and (unless b is read at each
+//! level, `RhsIn::global`) b of that row: zeros outside the grid (u) or the interior (b).
+template <RhsIn Rhs, class T>
+__device__ __forceinline__ void load_row(const T* __restrict__ u_col, const T* __restrict__ b_col, std::int64_t offset,
+                                         bool row_in_grid, bool row_interior, unsigned in_grid, unsigned interior,
+                                         Lane<T>& level0, Lane<T>& rhs_row) {
+#pragma unroll
+  for (int q = 0; q < Lane<T>::width; ++q) {
+    level0.v[q] = row_in_grid && (in_grid >> q & 1u) ? u_col[offset + q] : T(0);
+    if constexpr (Rhs != RhsIn::global)
+      rhs_row.v[q] = row_interior && (interior >> q & 1u) ? b_col[offset + q] : T(0);
+  }
+}
 
 //! Streams the strip whose first loaded column is `x0` down rows [y0, y1) of the 2D box `g`:
 //! level D of those rows is stored in `out`. Called by all 32 lanes of a warp (`lane` = 0..31).
@@ -64,6 +83,7 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
                                              Lane<T>* ring = nullptr, arith::bits_t<T>* residual = nullptr) {
   constexpr int W = Lane<T>::width;
   constexpr int strip = 32 * W;
+  constexpr bool ahead = Rhs == RhsIn::shared;  // the next row's u and b loaded a step ahead
   // Columns of this lane: which exist in the grid, which are interior, which are stored.
   unsigned in_grid = 0, interior = 0, stored = 0;
 #pragma unroll
@@ -91,7 +111,7 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
     // The first rows' levels read ring rows not yet written (their values are never stored);
     // zeros, as in the register ring.
 #pragma unroll
-    for (int t = 0; t <= D; ++t) ring[t * 32 + lane] = rhs[0];
+    for (int t = 0; t < 2 * (D + 1); ++t) ring[t * 32 + lane] = rhs[0];
   }
   // Rows counted from the first loaded one in 32 bits (a segment and its 2D + 1 rows of halo fit
   // in an int on any grid that fits in memory): row k = base + i; the bounds of the rows in the
@@ -104,20 +124,30 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
   const int grid_first = relative(0), grid_last = relative(g.ny + 1);
   const int interior_first = relative(1), interior_last = relative(g.ny);
   const int stored_first = relative(y0), stored_end = relative(y1);
+  Lane<T> ahead_u, ahead_b;
+  if constexpr (ahead)
+    load_row<Rhs>(u_col, b_col, base * g.pitch, 0 >= grid_first && 0 <= grid_last,
+                  0 >= interior_first && 0 <= interior_last, in_grid, interior, ahead_u, ahead_b);
   arith::bits_t<T> worst = 0;  // the residual's fold
   for (int i = 0; i < steps; ++i) {
     const std::int64_t k = base + i;
-    // Level 0 of row k, and b of row k.
     Lane<T> next;
-    const bool row_in_grid = i >= grid_first && i <= grid_last;
-    const bool row_interior = i >= interior_first && i <= interior_last;
-#pragma unroll
-    for (int q = 0; q < W; ++q) {
-      next.v[q] = row_in_grid && (in_grid >> q & 1u) ? u_col[k * g.pitch + q] : T(0);
-      if constexpr (Rhs != RhsIn::global)
-        rhs[0].v[q] = row_interior && (interior >> q & 1u) ? b_col[k * g.pitch + q] : T(0);
+    if constexpr (ahead) {
+      next = ahead_u;
+      rhs[0] = ahead_b;
+      load_row<Rhs>(u_col, b_col, (k + 1) * g.pitch, i + 1 >= grid_first && i + 1 <= grid_last,
+                    i + 1 >= interior_first && i + 1 <= interior_last, in_grid, interior, ahead_u, ahead_b);
+    } else {
+      load_row<Rhs>(u_col, b_col, k * g.pitch, i >= grid_first && i <= grid_last,
+                    i >= interior_first && i <= interior_last, in_grid, interior, next, rhs[0]);
     }
-    if constexpr (Rhs == RhsIn::shared) ring[slot * 32 + lane] = rhs[0];
+    Lane<T>* const ring_at = ring + slot * 32 + lane;  // RhsIn::shared: row k's two places
+    if constexpr (Rhs == RhsIn::shared) {
+      ring_at[0] = rhs[0];
+      ring_at[(D + 1) * 32] = rhs[0];
+    }
+    // The residual of row k − 1 at level 0 (level 1 reads its neighbours), where the strip stores it.
+    const bool fold_row = residual != nullptr && i - 1 >= stored_first && i - 1 < stored_end;
 #pragma unroll
     for (int t = 1; t <= D; ++t) {
       // Level t of row r = k − t from level t − 1 of rows r − 1 (up), r (mid), r + 1 (next).
@@ -126,25 +156,33 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
       const T west = __shfl_up_sync(0xffffffffu, mid[t - 1].v[W - 1], 1);
       const T east = __shfl_down_sync(0xffffffffu, mid[t - 1].v[0], 1);
       Lane<T> level, ring_row;
-      if constexpr (Rhs == RhsIn::shared) ring_row = ring[(slot >= t ? slot - t : slot - t + D + 1) * 32 + lane];
-      // The residual of row r at level 0 (t = 1 reads its neighbours), where the strip stores it.
-      const bool fold = t == 1 && residual != nullptr && i - 1 >= stored_first && i - 1 < stored_end;
+      if constexpr (Rhs == RhsIn::shared) ring_row = ring_at[(D + 1 - t) * 32];
+      const auto rhs_of = [&](int q) {
+        if constexpr (Rhs == RhsIn::global) return b_col[r * g.pitch + q];
+        else if constexpr (Rhs == RhsIn::shared) return ring_row.v[q];
+        else return rhs[t].v[q];
+      };
+      const auto neighbours = [&](int q) {
+        return Neighbours<T, 2>{mid[t - 1].v[q], up[t - 1].v[q], next.v[q],
+                                q + 1 < W ? mid[t - 1].v[q + 1] : east, q > 0 ? mid[t - 1].v[q - 1] : west};
+      };
 #pragma unroll
       for (int q = 0; q < W; ++q) {
-        const Neighbours<T, 2> nb{mid[t - 1].v[q], up[t - 1].v[q], next.v[q],
-                                  q + 1 < W ? mid[t - 1].v[q + 1] : east, q > 0 ? mid[t - 1].v[q - 1] : west};
-        if (update_row && (interior >> q & 1u)) {
-          T rhs_q;
-          if constexpr (Rhs == RhsIn::global) rhs_q = b_col[r * g.pitch + q];
-          else if constexpr (Rhs == RhsIn::shared) rhs_q = ring_row.v[q];
-          else rhs_q = rhs[t].v[q];
-          level.v[q] = s.update(nb, g.point<2>(0, r, x0 + lane * W + q), rhs_q);
-          if (fold && (stored >> q & 1u)) {
-            const auto bits = arith::abs_bits(s.residual(nb, g.point<2>(0, r, x0 + lane * W + q), rhs_q));
-            worst = worst > bits ? worst : bits;
-          }
-        } else {
+        if (update_row && (interior >> q & 1u))
+          level.v[q] = s.update(neighbours(q), g.point<2>(0, r, x0 + lane * W + q), rhs_of(q));
+        else
           level.v[q] = mid[t - 1].v[q];
+      }
+      if (t == 1 && fold_row) {
+        // Every column's residual, the ones not stored discarded (no branch a column): at the
+        // column moved into the interior, so a stencil that reads a field by the point stays in it.
+#pragma unroll
+        for (int q = 0; q < W; ++q) {
+          const std::int64_t c = x0 + lane * W + q;
+          const auto bits = arith::abs_bits(
+              s.residual(neighbours(q), g.point<2>(0, r, c < 1 ? 1 : c > g.nx ? g.nx : c), rhs_of(q)));
+          const auto kept = (stored >> q & 1u) ? bits : arith::bits_t<T>(0);
+          worst = worst > kept ? worst : kept;
         }
       }
       up[t - 1] = mid[t - 1];

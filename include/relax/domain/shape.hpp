@@ -31,6 +31,13 @@ struct Shape {
 };
 
 //! The shape of layout `l` (a one-cell ring).
+//! The first of `total` units in share `part` of `parts` equal shares (to a unit): share p is
+//! [share_begin(total, parts, p), share_begin(total, parts, p + 1)), the shares tile [0, total)
+//! and their sizes differ by at most one (the 2D streamed device loop's blocks' rows).
+RELAX_HOST_DEVICE inline std::int64_t share_begin(std::int64_t total, std::int64_t parts, std::int64_t part) {
+  return total * part / parts;
+}
+
 inline Shape shape_of(const GridLayout& l) {
   return {l.nx(), l.ny(), l.nz(), l.pitch, l.rank() == 3 ? l.plane : 0, l.origin};
 }

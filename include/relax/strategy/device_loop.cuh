@@ -379,12 +379,13 @@ __host__ __device__ __forceinline__ std::int64_t stream_groups(const Shape& g) {
     return tile_count(g.nx, plane_columns_kept<d, T>) * tile_count(g.ny, plane_rows_kept<d>);
 }
 
-//! The work items of one streamed pass of depth `d` over `g`, `segment` rows (2D) or planes (3D)
-//! long: rank 2, groups of strips (one block's warps) × row segments; rank 3, (x, y) tiles ×
-//! plane segments.
+//! The work items of one streamed pass of depth `d` over `g`: rank 2, `split` items (equal shares
+//! of the strip groups' rows, see `stream_strip_item`); rank 3, (x, y) tiles × plane segments
+//! `split` planes long.
 template <int Rank, int d, class T>
-__device__ __forceinline__ std::int64_t stream_items(const Shape& g, std::int64_t segment) {
-  return stream_groups<Rank, d, T>(g) * tile_count(Rank == 2 ? g.ny : g.nz, segment);
+__device__ __forceinline__ std::int64_t stream_items(const Shape& g, std::int64_t split) {
+  if constexpr (Rank == 2) return split;
+  else return stream_groups<Rank, d, T>(g) * tile_count(g.nz, split);
 }
 
 //! Block-level: d exact sweeps of strip group (2D) or (x, y) tile (3D) `group` of u into `out`,
@@ -412,23 +413,40 @@ inline constexpr RhsIn stream_loop_rhs = tuning::stream_loop_rhs_ring    ? RhsIn
                                          : tuning::stream_loop_reloads_rhs ? RhsIn::global
                                                                            : RhsIn::registers;
 
-//! Warp-level: the strip of 2D work item `item` of a streamed pass of depth `d` that this warp
-//! streams, folding the residual of u into `*residual` where given. A call of its own (not
-//! inlined): the streamed loop's state, saved around it, leaves the stream the registers of the
-//! launched kernel (inlined, the kernel spilled 124 bytes at 128 registers, 232 with the fold).
-//! (The stencil and the box by value: through a reference they would be read from the caller's
-//! stack at every row.)
-template <int d, class S, class T>
-__device__ __noinline__ void stream_strip_item(const S s, const T* u, T* out, const T* __restrict__ b, const Shape g,
-                                               std::int64_t segment, std::int64_t item, Lane<T>* queue,
+//! Warp-level: `stream_strip` of depth `d` in the streamed loop (b where `stream_loop_rhs` says,
+//! the residual folded into `*residual` where `Fold`). A call of its own (not inlined): the
+//! streamed loop's state, saved around it, leaves the stream the registers of the launched kernel
+//! (inlined, the kernel spilled 124 bytes at 128 registers, 232 with the fold); the fold a
+//! separate instantiation, so the passes without it carry none of its code. (The stencil and the
+//! box by value: through a reference they would be read from the caller's stack at every row.)
+template <int d, bool Fold, class S, class T>
+__device__ __noinline__ void stream_strip_call(const S s, const T* u, T* out, const T* __restrict__ b, const Shape g,
+                                               std::int64_t x0, std::int64_t y0, std::int64_t y1, Lane<T>* ring,
                                                arith::bits_t<T>* residual) {
-  const std::int64_t groups = tile_count(tile_count(g.nx, strip_kept<d, T>), stream_warps_per_block);
-  const std::int64_t strip = item % groups * stream_warps_per_block + threadIdx.y;
-  const std::int64_t x0 = strip * strip_kept<d, T> + 1 - d;
-  const std::int64_t y0 = item / groups * segment + 1;
-  if (x0 + d > g.nx) return;  // a warp past the last strip (warps work alone in 2D)
-  stream_strip<d, stream_loop_rhs>(s, u, out, b, g, x0, y0, min(y0 + segment, g.ny + 1), threadIdx.x,
-                                   queue + threadIdx.y * rhs_ring_lanes<d>, residual);
+  stream_strip<d, stream_loop_rhs>(s, u, out, b, g, x0, y0, y1, threadIdx.x, ring, Fold ? residual : nullptr);
+}
+
+//! Warp-level: this warp's strips of 2D work item `item` of a streamed pass of depth `d` split
+//! into `split` items. The rows of all strip groups, group after group, are cut into `split` runs
+//! of equal length (to a row), so every block has the same work however many groups there are
+//! (with whole row segments a group each, the blocks of an SM holding one item more than others
+//! set the pass's pace: 3.92 items an SM at 16384², D = 8, four blocks an SM, the busiest SMs
+//! four); a run that crosses from one group into the next streams the two parts.
+template <int d, bool Fold, class S, class T>
+__device__ __forceinline__ void stream_strip_item(const S& s, const T* u, T* out, const T* __restrict__ b,
+                                                  const Shape& g, std::int64_t split, std::int64_t item,
+                                                  Lane<T>* queue, arith::bits_t<T>* residual) {
+  const std::int64_t units = tile_count(tile_count(g.nx, strip_kept<d, T>), stream_warps_per_block) * g.ny;
+  const std::int64_t last = share_begin(units, split, item + 1);
+  for (std::int64_t at = share_begin(units, split, item); at < last;) {
+    const std::int64_t group = at / g.ny;
+    const std::int64_t end = min(last, (group + 1) * g.ny);
+    const std::int64_t x0 = (group * stream_warps_per_block + threadIdx.y) * strip_kept<d, T> + 1 - d;
+    if (x0 + d <= g.nx)  // not a warp past the last strip (warps work alone in 2D)
+      stream_strip_call<d, Fold>(s, u, out, b, g, x0, at - group * g.ny + 1, end - group * g.ny + 1,
+                                 queue + threadIdx.y * rhs_ring_lanes<d>, residual);
+    at = end;
+  }
 }
 
 //! Block-level: work item `item` of a streamed pass of depth `d` (see `stream_items`): d exact
@@ -437,17 +455,18 @@ __device__ __noinline__ void stream_strip_item(const S s, const T* u, T* out, co
 //! the kernel's PTX changed, in 3D throughout, and this is the form measured on the H200.)
 template <int Rank, int d, class S, class T>
 __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, const T* __restrict__ b, const Shape& g,
-                                            std::int64_t segment, std::int64_t item, Lane<T>* queue,
+                                            std::int64_t split, std::int64_t item, Lane<T>* queue,
                                             arith::bits_t<T>* residual = nullptr) {
   if constexpr (Rank == 2) {
-    stream_strip_item<d>(s, u, out, b, g, segment, item, queue, residual);
+    if (residual != nullptr) stream_strip_item<d, true>(s, u, out, b, g, split, item, queue, residual);
+    else stream_strip_item<d, false>(s, u, out, b, g, split, item, queue, nullptr);
   } else {
     const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<d, T>);
     const std::int64_t tiles_y = tile_count(g.ny, plane_rows_kept<d>);
     const std::int64_t x0 = item % tiles_x * plane_columns_kept<d, T> + 1 - plane_ghost_columns<d, T>;
     const std::int64_t y0 = item / tiles_x % tiles_y * plane_rows_kept<d> + 1 - d;
-    const std::int64_t z0 = item / (tiles_x * tiles_y) * segment + 1;
-    stream_planes<d>(s, u, out, b, g, x0, y0, z0, min(z0 + segment, g.nz + 1), threadIdx.x, threadIdx.y, queue);
+    const std::int64_t z0 = item / (tiles_x * tiles_y) * split + 1;
+    stream_planes<d>(s, u, out, b, g, x0, y0, z0, min(z0 + split, g.nz + 1), threadIdx.x, threadIdx.y, queue);
     __syncthreads();  // the next item refills the queue
   }
 }
@@ -458,16 +477,16 @@ __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, cons
 //! items). Every M sweeps they fold the residual into a norm slot and decide as
 //! `persistent_sync_kernel` does: in 2D the first pass after the check folds it from the rows it
 //! streams (`run_pass_loop`'s `FoldInPass`), in 3D a pass of its own over the Sync walk's tiles.
-//! In 2D a work item's stream is a call of its own (`stream_strip_item`, not inlined), so that
-//! the loop's state, saved around the call, leaves the stream the registers of the launched
-//! kernel. The passes between two checks are of depth D and one remainder, so the iterates are
-//! those of M Sync sweeps.
-//! In 2D the launch bounds hold the kernel to the launched stream's 128 registers (see
-//! `tuning::stream_loop_blocks_per_sm`); in 3D one block of the plane queue's 8 warps an SM, as
-//! launched (its shared memory allows no second).
+//! In 2D a block's item is an equal share of the rows (`stream_strip_item`), each strip's stream
+//! a call of its own (`stream_strip_call`, not inlined), so that the loop's state, saved around
+//! the call, leaves the stream its registers. The passes between two checks are of depth D and
+//! one remainder, so the iterates are those of M Sync sweeps.
+//! In 2D the launch bounds set the blocks an SM (`tuning::stream_loop_blocks_per_sm`: three, 168
+//! registers); in 3D one block of the plane queue's 8 warps an SM, as launched (its shared memory
+//! allows no second).
 template <int Rank, int D, bool Laddered, class S, class T>
 __global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? tuning::stream_loop_blocks_per_sm : 1)
-    persistent_stream_kernel(S s, T* u, T* w, const T* __restrict__ b, Shape g, std::int64_t segment,
+    persistent_stream_kernel(S s, T* u, T* w, const T* __restrict__ b, Shape g, std::int64_t split,
                              DeviceLoopPlan plan, DeviceLoopState<T>* state, DeviceLoopStepReport<T>* reports,
                              arith::bits_t<T>* history) {
   extern __shared__ __align__(16) unsigned char queue_bytes[];  // 3D: the plane queue; 2D: the warps' rings of b
@@ -478,9 +497,9 @@ __global__ void __launch_bounds__(32 * stream_block_y<Rank>, Rank == 2 ? tuning:
       loop, plan, s, u, w, b, g, [&](const T* src, T* dst, int d, auto... residual) {
         with_depth<1, D>(d, [&](auto depth) {
           constexpr int dd = decltype(depth)::value;
-          const std::int64_t items = stream_items<Rank, dd, T>(g, segment);
+          const std::int64_t items = stream_items<Rank, dd, T>(g, split);
           for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x)
-            stream_item<Rank, dd>(s, src, dst, b, g, segment, item, queue, residual...);
+            stream_item<Rank, dd>(s, src, dst, b, g, split, item, queue, residual...);
         });
       });
 }
@@ -1000,9 +1019,9 @@ struct Sweeper<DeviceLoop<SyncTile<BlockX, BlockY, Rows>>>
 };
 
 //! The streamed device loop: the column stream of `TemporalBlock<D, ColumnStream>` inside one
-//! cooperative launch, as many blocks as can be resident (at most one per work item), the rows
-//! (2D) or planes (3D) split into segments so that the items of a pass fill the resident blocks
-//! about once (fewer segments, fewer warm-up rows).
+//! cooperative launch, as many blocks as can be resident (at most one per work item): in 2D the
+//! strip groups' rows split into one equal share a block, in 3D the planes into segments so that
+//! the items of a pass fill the resident blocks about once (fewer segments, fewer warm-up rows).
 template <int D>
 struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
     : detail::DeviceLoopBatches<Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>> {
@@ -1046,24 +1065,22 @@ struct Sweeper<DeviceLoop<TemporalBlock<D, ColumnStream>>>
         RELAX_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
     }
     const std::int64_t resident = detail::resident_blocks(k, threads<S>, bytes, "DeviceLoop<TemporalBlock<D, ColumnStream>>");
-    const auto [segment, items] = work<S, T>(g, resident);
+    const auto [split, items] = work<S, T>(g, resident);
     return detail::launch_device_loop(k, items, resident, dim3(32, detail::stream_block_y<S::rank>), bytes, u, scratch,
                                       plan, workspace, with_history, "persistent_stream_kernel: a grid barrier", stream,
-                                      s, u.origin(), scratch.origin(), b.origin(), g, segment, plan, workspace.state(),
+                                      s, u.origin(), scratch.origin(), b.origin(), g, split, plan, workspace.state(),
                                       workspace.reports(), workspace.history());
   }
 
-  //! The segment length (rows in 2D, planes in 3D) of a pass of depth D over `g` with `resident`
-  //! blocks, and the pass's work items: 2D, as many row segments as fill the resident blocks once
-  //! with the strip groups, each at least 4 D rows long; 3D, `plane_segments`' choice.
+  //! How a pass of depth D over `g` is split for `resident` blocks (the kernel's `split`), and the
+  //! pass's work items: 2D, as many items as blocks, equal shares of the strip groups' rows, each
+  //! at least 4 D rows long on average; 3D, segments of `plane_segments`' choice of planes.
   template <class S, class T>
   static std::pair<std::int64_t, std::int64_t> work(const detail::Shape& g, std::int64_t resident) {
     const std::int64_t groups = detail::stream_groups<S::rank, D, T>(g);
     if constexpr (S::rank == 2) {
-      const std::int64_t segments =
-          std::clamp<std::int64_t>(resident / groups, 1, std::max<std::int64_t>(1, g.ny / (4 * D)));
-      const std::int64_t segment = detail::tile_count(g.ny, segments);
-      return {segment, groups * detail::tile_count(g.ny, segment)};
+      const std::int64_t items = std::clamp<std::int64_t>(resident, 1, std::max<std::int64_t>(1, groups * g.ny / (4 * D)));
+      return {items, items};
     } else {
       const std::int64_t segment = detail::tile_count(g.nz, detail::plane_segments(groups, g.nz, D, resident));
       return {segment, groups * detail::tile_count(g.nz, segment)};

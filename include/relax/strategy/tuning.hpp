@@ -31,23 +31,27 @@ inline constexpr long long stream_target_warps = 4096;
 //! (its launch bounds). Left to itself the compiler gives the persistent kernel 195 to 205
 //! registers at D = 8 (the loop's state stays live around the stream), two blocks an SM, and it
 //! measured 0.49× the launched stream at 16384² (ten steps, r = 10; 2026-12-01, first run of
-//! bench `diffusion_solve/DeviceLoop_Stream8`); four blocks (128 registers, as the launched
-//! stream at D = 8 has) give it the launched stream's warps. `RELAX_TUNING_STREAM_LOOP_BLOCKS_PER_SM`
-//! overrides it (for measuring: with b in shared memory the loop needs fewer registers).
+//! bench `diffusion_solve/DeviceLoop_Stream8`). Four blocks (128 registers, as the launched
+//! stream at D = 8 has) were the choice until the stream loaded its rows a step ahead and the
+//! blocks took equal shares of the rows; since then three (168 registers, no spill in the stream,
+//! 12 warps an SM) are faster (H200, 2026-12-04, ten steps at r = 10, ms, three / four blocks:
+//! 16384² 869 / 917, 4096² 78.3 / 84.3, 2048² 30.6 / 36.5; two blocks 1054 at 16384²).
+//! `RELAX_TUNING_STREAM_LOOP_BLOCKS_PER_SM` overrides it (for measuring).
 #ifdef RELAX_TUNING_STREAM_LOOP_BLOCKS_PER_SM
 inline constexpr int stream_loop_blocks_per_sm = RELAX_TUNING_STREAM_LOOP_BLOCKS_PER_SM;
 #else
-inline constexpr int stream_loop_blocks_per_sm = 4;
+inline constexpr int stream_loop_blocks_per_sm = 3;
 #endif
 //! The CPU-free multi-sub-domain streamed loop (`peer_stream_kernel`, 2D): blocks per SM its
-//! launch bounds are for, the single-domain loop's 4 (128 registers). Measured on the H200
-//! (2026-12-01, bench_multi_peer_stream{,_blocks3}.json, D = 8, two slabs): 4 blocks 528 µs a
-//! sweep at 16384², 10.95 at 256²; 3 blocks (168 registers, no spills) 564 and 10.31.
+//! launch bounds are for. Measured on the H200 (2026-12-01, bench_multi_peer_stream{,_blocks3}.json,
+//! D = 8, two slabs): 4 blocks 528 µs a sweep at 16384², 10.95 at 256²; 3 blocks (168 registers,
+//! no spills) 564 and 10.31. (It reads b again at each level and splits its rows by slab, so the
+//! single-domain loop's change to three blocks does not carry over unmeasured.)
 //! `RELAX_TUNING_PEER_STREAM_BLOCKS_PER_SM` overrides it (for measuring).
 #ifdef RELAX_TUNING_PEER_STREAM_BLOCKS_PER_SM
 inline constexpr int peer_stream_blocks_per_sm = RELAX_TUNING_PEER_STREAM_BLOCKS_PER_SM;
 #else
-inline constexpr int peer_stream_blocks_per_sm = stream_loop_blocks_per_sm;
+inline constexpr int peer_stream_blocks_per_sm = 4;
 #endif
 //! The multi-sub-domain streamed loop reads b again at each level (`RhsIn::global`) instead of
 //! keeping D + 1 rows of it in registers, so the kernel fits its 128 registers.
