@@ -141,7 +141,8 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
       load_row<Rhs>(u_col, b_col, k * g.pitch, i >= grid_first && i <= grid_last,
                     i >= interior_first && i <= interior_last, in_grid, interior, next, rhs[0]);
     }
-    Lane<T>* const ring_at = ring + slot * 32 + lane;  // RhsIn::shared: row k's two places
+    // RhsIn::shared: row k's two places (no arithmetic on the null ring of the other modes)
+    Lane<T>* const ring_at = Rhs == RhsIn::shared ? ring + slot * 32 + lane : ring;
     if constexpr (Rhs == RhsIn::shared) {
       ring_at[0] = rhs[0];
       ring_at[(D + 1) * 32] = rhs[0];
