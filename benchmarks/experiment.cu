@@ -13,9 +13,11 @@
 // study); feedback (relax::Adaptive: Feedback chooses the family and D), feedback-exact
 // (TemporalBlock<dynamic, ColumnStream>) and feedback-async (BlockAsync<dynamic>); onchipD
 // (DeviceLoop<TemporalBlock<D, OnChip>>, D = 4, 8: grids that fit on chip only); registers8
-// (DeviceLoop<TemporalBlock<8, InRegisters>>: grids that fit its frame only).
+// (DeviceLoop<TemporalBlock<8, InRegisters>>: grids that fit its frame only); streamD
+// (DeviceLoop<TemporalBlock<D, ColumnStream>>, D = 4, 8: the streamed device loop, any grid).
 // auto is relax::Auto (the on-chip loop where the grid fits, its tiles in registers from 1024
-// points an SM, else the generated decision tree).
+// points an SM, else the generated decision tree's choice, a launch-based strategy or the streamed
+// device loop).
 // The suffix "+overlap" runs a strategy with overlapped convergence checks (relax::CheckMode).
 // For Feedback, the log has two lines before each run's line: the family and D each step ended
 // at, with its sweeps, checks and milliseconds, and the sweeps per millisecond measured at each
@@ -56,16 +58,17 @@ constexpr std::int64_t warm_up_n = 64;
 // What Feedback chose in each step of a run, and what it measured, for the log: per step the
 // family and D it ended on, the sweeps, checks and milliseconds; then the sweeps per millisecond
 // of each depth, and each asynchronous trial's gain over the reference solve.
-// A step run as the on-chip device loop (Adaptive where the grid fits) shows as "OC".
+// A step run as the device loop offered to Adaptive shows as "OC" (on chip) or "SL" (streamed).
 std::string feedback_trace(const relax::Feedback& f, const std::vector<relax::SolveReport>& steps,
-                           const std::vector<relax::FamilyChoice>& ends, const std::vector<bool>& on_chip) {
+                           const std::vector<relax::FamilyChoice>& ends, const std::vector<bool>& in_loop,
+                           relax::AutoLoop loop) {
   std::ostringstream t;
   t.setf(std::ios::fixed);
   t.precision(2);
   t << "  feedback:";
   for (std::size_t k = 0; k < steps.size(); ++k) {
     t << ' ';
-    if (on_chip[k]) t << "OC";
+    if (in_loop[k]) t << (loop == relax::AutoLoop::on_chip ? "OC" : "SL");
     else t << (ends[k].family == relax::Family::temporal ? "T" : "BA") << ends[k].depth;
     t << '/' << steps[k].sweeps << '/' << steps[k].checks << '/' << steps[k].time_ms;
   }
@@ -90,12 +93,13 @@ relax::RunReport solve(const relax::DiffusionParams& p, Controller controller, r
   relax::DiffusionState<float> state(p, solver.stream());
   if constexpr (std::is_same_v<Controller, relax::Feedback>) {
     std::vector<relax::FamilyChoice> ends;
-    std::vector<bool> on_chip;
+    std::vector<bool> in_loop;
     const relax::RunReport run = relax::run_diffusion(solver, state, [&](int, const relax::SolveReport&) {
       ends.push_back(solver.controller().choice());
-      on_chip.push_back(solver.last_solve_on_chip());
+      in_loop.push_back(solver.last_solve_in_device_loop());
     });
-    if (p.n != warm_up_n) std::printf("%s\n", feedback_trace(solver.controller(), run.steps, ends, on_chip).c_str());
+    if (p.n != warm_up_n)
+      std::printf("%s\n", feedback_trace(solver.controller(), run.steps, ends, in_loop, solver.device_loop()).c_str());
     return run;
   } else {
     return relax::run_diffusion(solver, state);
@@ -126,6 +130,9 @@ Run strategy_run(const std::string& full_name) {
   if (name == "onchip8") return fixed(DeviceLoop<TemporalBlock<8, OnChip>>{});
   // The same loop with the tiles in registers (2D; grids up to about 1040² on an H200 at D = 8).
   if (name == "registers8") return fixed(DeviceLoop<TemporalBlock<8, InRegisters>>{});
+  // The streamed device loop (the column stream in one cooperative launch a solve; any grid).
+  if (name == "stream4") return fixed(DeviceLoop<TemporalBlock<4, ColumnStream>>{});
+  if (name == "stream8") return fixed(DeviceLoop<TemporalBlock<8, ColumnStream>>{});
   using Async = BlockAsync<dynamic>;
   using Exact = TemporalBlock<dynamic, ColumnStream>;
   auto ladder = [checks](Ladder::Direction d) {
@@ -144,7 +151,7 @@ Run strategy_run(const std::string& full_name) {
   if (name == "feedback-exact") return feedback(Exact{});
   if (name == "feedback-async") return feedback(Async{});
   throw invalid_argument("--strategies", full_name,
-                         "sync, auto, temporal2/4/8, blockasync2/4/8, onchip4/8, ladder-asc, ladder-desc, feedback, "
+                         "sync, auto, temporal2/4/8, blockasync2/4/8, onchip4/8, registers8, stream4/8, ladder-asc, ladder-desc, feedback, "
                          "feedback-exact or feedback-async, optionally with the suffix +overlap");
 }
 

@@ -42,11 +42,12 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-STATIC_PREFIXES = ("sync", "temporal", "blockasync", "onchip", "registers")  # onchipD, registers8: the on-chip loops
+# onchipD, registers8: the on-chip loops; streamD: the streamed device loop
+STATIC_PREFIXES = ("sync", "temporal", "blockasync", "onchip", "registers", "stream")
 ADAPTIVE = ("ladder-asc", "ladder-desc", "feedback", "auto")
 OVERLAP = "+overlap"
 BASE_ORDER = ("sync", "temporal2", "temporal4", "temporal8", "blockasync2", "blockasync4",
-              "blockasync8", "onchip4", "onchip8", "registers8") + ADAPTIVE
+              "blockasync8", "onchip4", "onchip8", "registers8", "stream4", "stream8") + ADAPTIVE
 MIN_BLOCKING_STATIC = 3          # fewer blocking static strategies: no meaningful baseline
 BYTES_PER_UPDATE = 12            # read u, read b, write u' (float32)
 SLOWDOWN_STRATEGIES = ("feedback", "feedback-exact", "auto", "feedback+overlap", "feedback-exact+overlap",

@@ -5,7 +5,9 @@ writes it as a generated header.
 usage: train_selector.py RUNS.csv [RUNS.csv ...] --l2-bytes B [--header PATH] [--summary PATH]
 
 For each configuration (N, r, source) the label is the fastest static strategy (median time to
-solution over repeats): its family (sync, temporal, blockasync) and depth. The features are the
+solution over repeats): its family (sync, temporal, blockasync) and depth, or the streamed device
+loop (`streamD`, DeviceLoop<TemporalBlock<D, ColumnStream>>, at the depths Auto runs it: 4 and 8),
+which the header returns as `{Family::temporal, D, true}`. The features are the
 ones known before a run: the working set over the L2 size (12 bytes per point: u, u' and b) and r.
 A depth-2 decision tree is fitted on all configurations; its leave-one-out accuracy (each
 configuration predicted by a tree trained on the others) is printed and stored as
@@ -30,19 +32,31 @@ from collections import defaultdict
 from pathlib import Path
 
 FAMILIES = ("sync", "temporal", "blockasync")
+STREAMED = "stream"  # the streamed device loop, streamD
+STREAMED_DEPTHS = (4, 8)  # the depths Auto runs it at (relax::AutoStreamed<D>, relax::AutoLoop)
 MIN_STRATEGIES = 3  # static strategies a configuration needs to be labelled
 ON_CHIP = "registers8"  # what Auto runs at the matrix's on-chip sizes (relax::AutoOnChip)
 RESIDENT = ("onchip", "registers")  # the on-chip loops' strategy names begin so
 
 
-def family_and_depth(strategy):
+def choice_of(strategy):
+    """(family, depth, device loop) of a strategy Auto can be told to run, else (None, None, False)."""
     if "+" in strategy:  # a check mode ("+overlap") is not part of the choice
-        return None, None
+        return None, None, False
+    if strategy.startswith(STREAMED):
+        rest = strategy[len(STREAMED):]
+        if rest.isdigit() and int(rest) in STREAMED_DEPTHS:
+            return "temporal", int(rest), True
+        return None, None, False
     for fam in FAMILIES:
         if strategy.startswith(fam):
             rest = strategy[len(fam):]
-            return fam, int(rest) if rest.isdigit() else 1
-    return None, None
+            return fam, int(rest) if rest.isdigit() else 1, False
+    return None, None, False
+
+
+def family_and_depth(strategy):
+    return choice_of(strategy)[:2]
 
 
 def load(paths):
@@ -81,8 +95,8 @@ def tree_to_cpp(tree, names, labels):
         pad = "  " * indent
         left, right = t.children_left[node], t.children_right[node]
         if leaf(node) or (leaf(left) and leaf(right) and label(left) == label(right)):
-            fam, depth = family_and_depth(label(node))
-            lines.append(f"{pad}return {{Family::{fam}, {depth}}};")
+            fam, depth, loop = choice_of(label(node))
+            lines.append(f"{pad}return {{Family::{fam}, {depth}{', true' if loop else ''}}};")
             return
         lines.append(f"{pad}if ({names[t.feature[node]]} <= {float(t.threshold[node])!r}) {{")
         walk(t.children_left[node], indent + 1)
@@ -103,8 +117,8 @@ def main(argv):
 
     best, medians = load(a.csv)
     on_chip = sorted(c for c in best if c + (ON_CHIP,) in medians)
-    # The tree's data: configurations without the on-chip rule, labelled by their fastest
-    # launch-based static strategy.
+    # The tree's data: configurations without the on-chip rule, labelled by their fastest static
+    # strategy that Auto can run there (launch-based, or the streamed device loop).
     tree_best = {}
     for c in best:
         if c in on_chip:
@@ -143,7 +157,8 @@ def main(argv):
 //! A depth-2 decision tree over features known before a run, trained on the configurations where
 //! the on-chip device loop does not run ({len(on_chip)} configurations where it ran are Auto's
 //! on-chip rule, `auto_runs_on_chip`); leave-one-out accuracy {accuracy:.3f} (exact labels), mean
-//! leave-one-out slowdown {loo_slowdown:.2f}% against the best launch-based static strategy.
+//! leave-one-out slowdown {loo_slowdown:.2f}% against the best static strategy Auto can run there
+//! (launch-based, or the streamed device loop: `{{Family::temporal, D, true}}`).
 
 #include <relax/core/family.hpp>
 

@@ -203,11 +203,9 @@ int run(const Options& o, Backend backend) {
     std::string strategy = strategy_text(o);
     if (o.strategy == StrategyName::automatic) {
       const relax::Extents e = o.problem.extents();
-      const bool on_chip = e.rank == 2 && relax::auto_runs_on_chip<relax::Stencil5<T>, T>(e);
-      strategy += " (" +
-                  (on_chip ? std::string("DeviceLoop<TemporalBlock<8, OnChip>>")
-                           : relax::to_string(relax::auto_select(e, o.problem.r, sizeof(T), info.l2_bytes))) +
-                  " for this grid on this GPU)";
+      const std::string chosen = e.rank == 2 ? relax::auto_strategy_name(relax::Stencil5<T>(o.problem.r), e)
+                                             : relax::auto_strategy_name(relax::Stencil7<T>(o.problem.r), e);
+      strategy += " (" + chosen + " for this grid on this GPU)";
     }
     std::printf("backend: GPU (%s, %d SMs, %.0f MiB L2), strategy %s, %s checks\n", info.name.c_str(),
                 info.sm_count, static_cast<double>(info.l2_bytes) / (1 << 20), strategy.c_str(),

@@ -133,17 +133,23 @@ TEST_CASE("Feedback on Adaptive solves the run, blocking and overlapped, in eith
   CHECK(rho < (mode == relax::CheckMode::blocking ? 1.001 : 10.0) * opt.tol);
 }
 
-TEST_CASE("Feedback on Adaptive tries the on-chip device loop where the grid fits", "[checks][control][device_loop]") {
-  const std::int64_t n = GENERATE(70, 512);
+TEST_CASE("Feedback on Adaptive tries the device loop Auto runs on the grid", "[checks][control][device_loop]") {
+  const std::int64_t n = GENERATE(70, 512, 1501);
   const double r = GENERATE(1.0, 10.0);
   INFO("N = " << n << ", r = " << r);
   const auto p = relax::testing::diffusion_params(n, r, relax::Source::gaussian);
-  relax::Solver<relax::Stencil5<float>, relax::Adaptive, relax::Feedback> solver(p.n, relax::Stencil5<float>(p.r));
-  REQUIRE(solver.offers_on_chip());
+  const relax::Stencil5<float> stencil(p.r);
+  relax::Solver<relax::Stencil5<float>, relax::Adaptive, relax::Feedback> solver(p.n, stencil);
+  // On chip where the grid fits; beyond it (1501² on an H200) the streamed loop Auto's tree picks.
+  const relax::AutoLoop offered = relax::auto_device_loop(stencil, p.extents());
+  REQUIRE(offered != relax::AutoLoop::none);
+  CHECK(solver.device_loop() == offered);
+  CHECK(solver.offers_on_chip() == (offered == relax::AutoLoop::on_chip));
   relax::DiffusionState<float> state(p, solver.stream());
-  std::vector<bool> on_chip;
+  std::vector<bool> on_chip;  // the steps run in the device loop offered
   const auto run = relax::run_diffusion(solver, state, [&](int, const relax::SolveReport&) {
-    on_chip.push_back(solver.last_solve_on_chip());
+    on_chip.push_back(solver.last_solve_in_device_loop());
+    CHECK(solver.last_solve_on_chip() == (on_chip.back() && offered == relax::AutoLoop::on_chip));
   });
   REQUIRE(run.steps.size() == static_cast<std::size_t>(p.steps));
   CHECK(run.converged());
@@ -155,8 +161,8 @@ TEST_CASE("Feedback on Adaptive tries the on-chip device loop where the grid fit
   REQUIRE(trial != on_chip.end());
   CHECK(trial != on_chip.begin());
   CHECK(f.device_ms_per_sweep() > 0.0);
-  // Chosen (on the H200 it is 2-7x faster than any launch-based strategy here), it ran every
-  // solve after the decision (after the trial, or after a reference solve that decided).
+  // Chosen (on the H200 the on-chip loop is 2-7x faster than any launch-based strategy here, the
+  // streamed one up to 1.5x), it ran every solve after the decision (after the trial, or after a reference solve that decided).
   if (f.device_loop_chosen()) {
     const auto after = trial + 1;
     const auto from = after != on_chip.end() && !*after ? after + 1 : after;

@@ -222,20 +222,29 @@ TEST_CASE("Auto runs a solve as the on-chip loop where it fits, and launch-based
 }
 
 TEST_CASE("Auto runs the strategy it picks for the grid and the device", "[tiled][auto]") {
-  const std::int64_t n = GENERATE(70, 512, 1000, 1200);
+  const std::int64_t n = GENERATE(70, 512, 1000, 1200, 1501);
   const double r = GENERATE(1.0, 100.0);
   const auto p = diffusion_params(n, r, relax::Source::gaussian, 3);
+  const relax::Stencil5<float> s(r);
   const relax::FamilyChoice c = relax::auto_select(n, r, sizeof(float), relax::current_l2_bytes());
   const bool on_chip = relax::auto_runs_on_chip<relax::Stencil5<float>>(p.extents());
+  const relax::AutoLoop loop = relax::auto_device_loop(s, p.extents());
   INFO("N = " << n << ", r = " << r << ": " << (on_chip ? "on chip" : relax::to_string(c)));
-  if (relax::current_sm_count() >= 132) CHECK(on_chip);  // on an H200 (132 SMs) all four fit
+  CHECK(on_chip == (loop == relax::AutoLoop::on_chip));
+  CHECK(relax::Solver<relax::Stencil5<float>, relax::Auto>(p.extents(), s).device_loop() == loop);
+  if (relax::current_sm_count() >= 132) {  // on an H200 (132 SMs) the first four fit on chip
+    CHECK(on_chip == (n <= 1200));
+    // Beyond the chip the tree trained on the H200 runs the streamed loop (D = 4 in 8 L2s).
+    if (!on_chip) CHECK(loop == (c.device_loop ? (c.depth == 4 ? relax::AutoLoop::streamed4 : relax::AutoLoop::streamed8)
+                                                : relax::AutoLoop::none));
+  }
   HostGrid<float> auto_u, want_u;
   const auto got = gpu_run<relax::Auto>(p, auto_u);
   if (c.family == relax::Family::blockasync && !on_chip) {
     const auto want = ref::run_diffusion<float>(p, 8, {}, ref::Exec::openmp(), &want_u, {},
                                                 ref::TiledSchedule{32, 8, c.depth, false});
     check_same_run(got, auto_u, want, want_u);
-  } else {  // Sync, TemporalBlock<D, ColumnStream> and the on-chip loop have Sync's iterates
+  } else {  // Sync, TemporalBlock<D, ColumnStream> and the device loops have Sync's iterates
     const auto want = gpu_run<relax::Sync>(p, want_u);
     check_same_run(got, auto_u, want, want_u);
   }

@@ -78,15 +78,23 @@ TEST_CASE("Auto's features: the working set of u, u' and b over the L2 size, and
       const relax::FamilyChoice want = relax::auto_choice(12.0 * double(n) * double(n) / double(l2), r);
       CHECK(c.family == want.family);
       CHECK(c.depth == want.depth);
-      // Every leaf of the generated tree names a strategy the dispatcher can run.
+      CHECK(c.device_loop == want.device_loop);
+      // Every leaf of the generated tree names a strategy the dispatcher can run: a launched
+      // strategy at D = 1, 2, 4 or 8, or the streamed device loop at D = 4 or 8 (AutoStreamed).
       CHECK((c.depth == 1 || c.depth == 2 || c.depth == 4 || c.depth == 8));
       if (c.family == relax::Family::sync) CHECK(c.depth == 1);
+      if (c.device_loop) {
+        CHECK(c.family == relax::Family::temporal);
+        CHECK((c.depth == 4 || c.depth == 8));
+        CHECK(relax::to_string(c) == "DeviceLoop<TemporalBlock<" + std::to_string(c.depth) + ", ColumnStream>>");
+      }
       CHECK(relax::to_string(c).find(c.family == relax::Family::sync ? "Sync" : "<") != std::string::npos);
       // float64 doubles the working set: the same choice as a float grid of twice the points.
       const relax::FamilyChoice d = relax::auto_select(n, r, sizeof(double), l2);
       const relax::FamilyChoice twice = relax::auto_choice(24.0 * double(n) * double(n) / double(l2), r);
       CHECK(d.family == twice.family);
       CHECK(d.depth == twice.depth);
+      CHECK(d.device_loop == twice.device_loop);
     }
 }
 
@@ -102,6 +110,7 @@ TEST_CASE("Auto reads the coupling every stencil has: its Jacobi contraction", "
   // 3D boxes run Sync until the tree is trained on 3D runs.
   const relax::FamilyChoice c3 = relax::auto_select(relax::Extents(512, 512, 512), 10.0, 4, 60u << 20);
   CHECK(c3.family == relax::Family::sync);
+  CHECK_FALSE(c3.device_loop);
   CHECK_THROWS_AS(relax::auto_select(relax::Extents(0, 4), 10.0, 4, 60u << 20), relax::invalid_argument);
 }
 

@@ -22,7 +22,7 @@
 //! event records and two reads): on the H200, timing every batch made Feedback about 6 points
 //! slower in L2 with blocking checks (`relax::detail::begin_solve`, `relax::detail::notify_launch`,
 //! `relax::detail::times_batch`; docs/performance-notes.md). On `relax::Adaptive` a controller
-//! may also send whole solves to the on-chip device loop (`runs_device_loop`,
+//! may also send whole solves to a device loop (`runs_device_loop`,
 //! `observe_device_solve`; `relax::detail::chooses_device_loop`).
 
 #include <relax/core/error.hpp>
@@ -70,8 +70,9 @@ struct SolveContext {
   int max_depth = 0;
   //! The solve stops at the first check with ρ below this (`SolveOptions::tol`); 0 where not known.
   double tol = 0.0;
-  //! The solver can run this solve as the on-chip device loop instead of launched batches
-  //! (`relax::Adaptive` on a 2D grid that fits on chip; a controller with `runs_device_loop`).
+  //! The solver can run this solve as a device loop instead of launched batches (`relax::Adaptive`
+  //! on a 2D grid, with a controller with `runs_device_loop`: the loop `relax::Auto` would run
+  //! there, on chip or streamed; `relax::auto_device_loop`).
   bool device_loop = false;
 };
 

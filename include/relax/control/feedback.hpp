@@ -76,9 +76,10 @@
 //! one, 2.4–3.2× what exact temporal blocking moves per sweep there (measured at 0.35–0.72× Sync on
 //! the H200), so no trial runs: even its probe would cost 3% of a run at r = 1.
 //!
-//! **The device loop (`relax::Adaptive`).** Where the solver can run a whole solve as the on-chip
-//! device loop (`SolveContext::device_loop`: a 2D grid that fits on chip), that is a third
-//! candidate, chosen by what one solve of it takes. Once the exact climb is over, the next solve
+//! **The device loop (`relax::Adaptive`).** Where the solver can run a whole solve as a device
+//! loop (`SolveContext::device_loop`: the loop `relax::Auto` runs on that 2D grid, on chip where
+//! it fits, else the streamed loop where Auto's tree chooses it), that is a third candidate,
+//! chosen by what one solve of it takes. Once the exact climb is over, the next solve
 //! runs there (`runs_device_loop`) and the solver reports its time and sweeps
 //! (`observe_device_solve`). Its iterates are the exact family's, so the two compare per sweep:
 //! the device loop is chosen for every later solve at once when its time a sweep is more than
@@ -86,7 +87,8 @@
 //! faster than its sweeps; it also pays its checks' round trips); otherwise the next solve is the
 //! reference, and the device loop is chosen when it beat that solve's time a sweep by more than
 //! `climb_slack`. Chosen, it runs every later solve and no asynchronous trial runs (measured on
-//! the H200 the loop is 2.3–7.6× faster than every launch-based strategy where it fits); not
+//! the H200 the on-chip loop is 2.3–7.6× faster than every launch-based strategy where it fits;
+//! the streamed loop 1.1–1.5× at r = 10 and 100 where Auto runs it); not
 //! chosen, the run goes on as without it. A trial whose last ρ is not finite is never chosen.
 //!
 //! The time steps of a run solve nearly the same system, so by default (`carry_over`) a solve
@@ -126,7 +128,7 @@ struct Feedback {
   //! Depths measured within this fraction of the fastest are timed as often as it before the
   //! choice is final (exact strategies, `Adaptive`).
   double recheck = 0.10;
-  //! `Adaptive`: try the on-chip device loop where the solver offers it (`SolveContext::device_loop`).
+  //! `Adaptive`: try the device loop where the solver offers it (`SolveContext::device_loop`).
   bool device_loop = true;
 
   void validate() const {
@@ -288,7 +290,7 @@ struct Feedback {
   //! True when the next batch is asynchronous (`Adaptive`).
   bool asynchronous() const { return async_now_; }
 
-  //! True when this solve runs as the on-chip device loop (`Adaptive` where the solver offers it:
+  //! True when this solve runs as the device loop (`Adaptive` where the solver offers it:
   //! `SolveContext::device_loop`; see the file comment).
   bool runs_device_loop() const { return device_now_; }
   //! What a solve run as the device loop took (`ms`, from its launch to its report) over

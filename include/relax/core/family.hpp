@@ -19,10 +19,14 @@ inline const char* to_string(Family f) {
 }
 
 //! A family and its depth D, as a controller chooses them for `relax::Adaptive` and the decision
-//! tree for `relax::Auto` (depth 1 for `Family::sync`).
+//! tree for `relax::Auto` (depth 1 for `Family::sync`). `device_loop`: the decision tree's choice
+//! of the streamed device loop, the whole solve in one cooperative kernel
+//! (`DeviceLoop<TemporalBlock<D, ColumnStream>>`, `Family::temporal` only); its iterates are those
+//! of the launched `TemporalBlock<D, ColumnStream>`, which runs where a batch is asked for.
 struct FamilyChoice {
   Family family = Family::temporal;
   int depth = 1;
+  bool device_loop = false;
 };
 
 }  // namespace relax

@@ -136,20 +136,18 @@ class Solver {
       loop_ = std::make_unique<DeviceLoopWorkspace<value_type>>(history_per_solve());
       Sweeper<Strategy>::template preload<Stencil, value_type>();
     }
-    if constexpr (offers_device_loop) {
-      // Adaptive with a controller that can send a solve to the on-chip loop: offered where Auto
-      // would run it (a 2D grid that fits on chip, cooperative launch).
-      device_offered_ = auto_runs_on_chip<Stencil, value_type>(extents);
-      if (device_offered_) {
-        loop_ = std::make_unique<DeviceLoopWorkspace<value_type>>(history_per_solve());
-        Sweeper<AutoOnChip>::template preload<Stencil, value_type>();
-      }
-    }
-    if constexpr (std::is_same_v<Strategy, Auto>) {
-      auto_on_chip_ = auto_runs_on_chip<Stencil, value_type>(extents);
-      if (auto_on_chip_) {
-        loop_ = std::make_unique<DeviceLoopWorkspace<value_type>>(history_per_solve());
-        Sweeper<AutoOnChip>::template preload<Stencil, value_type>();
+    if constexpr (std::is_same_v<Strategy, Auto> || offers_device_loop) {
+      // Auto runs every solve as the device loop it picks for this grid (on chip, or streamed
+      // where its tree says so: auto_device_loop); Adaptive with a controller that can send a
+      // solve to a device loop is offered the same one.
+      if constexpr (Stencil::rank == 2) {
+        device_loop_ = auto_device_loop<Stencil, value_type>(stencil_, extents);
+        if (device_loop_ != AutoLoop::none) {
+          loop_ = std::make_unique<DeviceLoopWorkspace<value_type>>(history_per_solve());
+          detail::visit_auto_loop(device_loop_, [](auto loop) {
+            Sweeper<decltype(loop)>::template preload<Stencil, value_type>();
+          });
+        }
       }
     }
     if constexpr (detail::has_deepest_depth<Sweeper<Strategy>, Stencil, value_type>::value) {
@@ -172,21 +170,31 @@ class Solver {
   //! OnChip>>` or `DeviceLoop<TemporalBlock<D, InRegisters>>`, or `Auto` where it chose the
   //! on-chip loop for this grid (`auto_runs_on_chip`).
   bool runs_on_chip() const {
-    if constexpr (std::is_same_v<Strategy, Auto>) return auto_on_chip_;
+    if constexpr (std::is_same_v<Strategy, Auto>) return device_loop_ == AutoLoop::on_chip;
     else return detail::fuses_steps<Sweeper<Strategy>>::value;
   }
+  //! The device loop `Auto` runs every solve as on this grid (`auto_device_loop`), or the one
+  //! offered to `Adaptive`'s controller; `AutoLoop::none` for every other strategy.
+  AutoLoop device_loop() const { return device_loop_; }
   //! Whether the last solve ran as the on-chip device loop (a device-loop strategy; `Auto` where
   //! it runs that loop; `Adaptive` where its controller sent the solve there).
   bool last_solve_on_chip() const {
-    if constexpr (offers_device_loop) return last_on_chip_;
+    if constexpr (offers_device_loop) return last_in_loop_ && device_loop_ == AutoLoop::on_chip;
     else return runs_on_chip();
+  }
+  //! Whether the last solve ran as one cooperative kernel: a device-loop strategy, `Auto` where
+  //! it runs a device loop, `Adaptive` where its controller sent the solve to the one offered.
+  bool last_solve_in_device_loop() const {
+    if constexpr (offers_device_loop) return last_in_loop_;
+    else if constexpr (std::is_same_v<Strategy, Auto>) return device_loop_ != AutoLoop::none;
+    else return runs_on_device_v<Strategy>;
   }
   //! Whether the solver offers its controller the on-chip device loop (`Adaptive` with a
   //! controller that can choose it, on a 2D grid that fits on chip here).
-  bool offers_on_chip() const { return device_offered_; }
+  bool offers_on_chip() const { return offers_loop() && device_loop_ == AutoLoop::on_chip; }
   //! Whether `solve_steps` runs its steps in one launch on this grid and device.
   bool steps_fused() const {
-    if constexpr (std::is_same_v<Strategy, Auto>) return auto_on_chip_;
+    if constexpr (std::is_same_v<Strategy, Auto>) return device_loop_ == AutoLoop::on_chip;
     else return fuses_steps;
   }
 
@@ -205,9 +213,9 @@ class Solver {
       return device_solve<Strategy>(u, b, stream);
     } else {
       if constexpr (std::is_same_v<Strategy, Auto>)
-        if (auto_on_chip_) return device_solve<AutoOnChip>(u, b, stream);
+        if (device_loop_ != AutoLoop::none) return loop_solve(u, b, stream);
       if constexpr (offers_device_loop)
-        if (device_offered_) return adaptive_solve(u, b, stream);
+        if (offers_loop()) return adaptive_solve(u, b, stream);
       return host_solve(u, b, stream);
     }
   }
@@ -259,13 +267,27 @@ class Solver {
     return options_.record_history ? detail::tile_count(options_.max_sweeps, controller_.sweeps_before_check()) : 0;
   }
 
-  // Adaptive where the on-chip loop is offered: the controller, told so, sends the solve to the
+  // Whether a device loop is offered to the controller (Adaptive; see the constructor).
+  bool offers_loop() const { return offers_device_loop && device_loop_ != AutoLoop::none; }
+
+  // A solve as the device loop `device_loop_` (Auto's, or the one offered to Adaptive).
+  SolveReport loop_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream,
+                         bool tell_controller = true) {
+    if constexpr (Stencil::rank == 2)
+      return detail::visit_auto_loop(device_loop_, [&](auto loop) {
+        return device_solve<decltype(loop)>(u, b, stream, tell_controller);
+      });
+    detail::require(false, "the device loop", to_string(device_loop_), "none in 3D (auto_device_loop)");
+    return {};
+  }
+
+  // Adaptive where a device loop is offered: the controller, told so, sends the solve to the
   // device loop or to the host loop, and hears what a device-loop solve took.
   SolveReport adaptive_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream) {
     detail::begin_solve(controller_, context());
-    last_on_chip_ = controller_.runs_device_loop();
-    if (!last_on_chip_) return host_solve(u, b, stream, false);
-    const SolveReport report = device_solve<AutoOnChip>(u, b, stream, false);
+    last_in_loop_ = controller_.runs_device_loop();
+    if (!last_in_loop_) return host_solve(u, b, stream, false);
+    const SolveReport report = loop_solve(u, b, stream, false);
     controller_.observe_device_solve(report.time_ms, report.sweeps, std::isfinite(report.rho));
     return report;
   }
@@ -273,7 +295,7 @@ class Solver {
   // What the controller is told at the start of a solve.
   SolveContext context() const {
     return {is_exact_strategy_v<Strategy>, runs_chosen_family_v<Strategy>, working_set_over_l2_, depth_limit_,
-            options_.tol, device_offered_};
+            options_.tol, offers_loop()};
   }
 
   // The host loop: batches of sweeps launched from here, ρ read back at every check (blocking,
@@ -473,11 +495,10 @@ class Solver {
   };
   BatchTiming batches_[2];
   // The device loop's barrier, report and history (strategies that run on the device, and Auto
-  // where it runs the on-chip loop).
+  // and Adaptive where they run one).
   std::unique_ptr<DeviceLoopWorkspace<value_type>> loop_;
-  bool auto_on_chip_ = false;
-  bool device_offered_ = false;  // Adaptive: the controller may send a solve to the on-chip loop
-  bool last_on_chip_ = false;    // Adaptive: the last solve ran there
+  AutoLoop device_loop_ = AutoLoop::none;  // Auto: the loop every solve runs as; Adaptive: the one offered
+  bool last_in_loop_ = false;              // Adaptive: the last solve ran in the loop offered
 };
 
 }  // namespace relax

@@ -1,8 +1,8 @@
 #pragma once
 //! \file
 //! `Sweeper<Auto>`: dispatches each batch to the strategy `auto_select` picks for the grid, the
-//! stencil and the current device; and `auto_runs_on_chip`, whether a `Solver` with `Auto` runs
-//! the whole solve as the on-chip device loop instead.
+//! stencil and the current device; and `auto_device_loop`, whether a `Solver` with `Auto` runs
+//! the whole solve as a device loop instead (on chip, or streamed where the tree says so).
 
 #include <relax/core/device.hpp>
 #include <relax/strategy/auto.hpp>
@@ -10,6 +10,8 @@
 #include <relax/strategy/device_loop.cuh>
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
+
+#include <string>
 
 namespace relax {
 
@@ -91,6 +93,78 @@ bool auto_runs_on_chip(const Extents& e) {
   }
 }
 
+//! The streamed device loop `Auto` runs where its tree chooses it (`FamilyChoice::device_loop`):
+//! the column stream in one cooperative kernel a solve, at the tree's D (4 or 8).
+template <int D>
+using AutoStreamed = DeviceLoop<TemporalBlock<D, ColumnStream>>;
+
+//! Where a `Solver` with `Auto` runs each solve as one cooperative kernel (`auto_device_loop`):
+//! nowhere (`none`: the launch-based strategy of `auto_select`, a batch a launch), on chip
+//! (`AutoOnChip`), or as the streamed loop at D = 4 or 8 (`AutoStreamed<D>`). All of them have
+//! Sync's iterates. `Adaptive` with `Feedback` is offered the same loop as a candidate.
+enum class AutoLoop { none, on_chip, streamed4, streamed8 };
+
+inline const char* to_string(AutoLoop l) {
+  switch (l) {
+    case AutoLoop::none: return "none";
+    case AutoLoop::on_chip: return "on chip";
+    case AutoLoop::streamed4: return "DeviceLoop<TemporalBlock<4, ColumnStream>>";
+    case AutoLoop::streamed8: return "DeviceLoop<TemporalBlock<8, ColumnStream>>";
+  }
+  return "unknown";
+}
+
+//! The device loop `Solver<S, Auto>` runs a grid of `e` as on the current device: on chip where
+//! `auto_runs_on_chip` says so; beyond the chip, the streamed loop where the tree's choice
+//! (`auto_select` for `s`'s coupling) is one (2D, on a device with cooperative launch). Measured
+//! on the H200 (float32, docs/results/h200/experiment.csv, the rows of `stream4` and `stream8`),
+//! the loop the tree picks takes 0.67–0.90 of the fastest launch-based strategy's time for ten
+//! steps at r = 10 and 100 (N = 2048 to 32768), and 0.82–1.01 at r = 1 (N = 2048 to 91648).
+//! \throws relax::invalid_argument when the tree chose a streamed loop at a depth Auto does not
+//!         run (4 and 8 are instantiated; retrain the tree with those labels only).
+template <class S, class T = typename S::value_type>
+AutoLoop auto_device_loop(const S& s, const Extents& e) {
+  if constexpr (S::rank != 2) {
+    return AutoLoop::none;
+  } else {
+    if (auto_runs_on_chip<S, T>(e)) return AutoLoop::on_chip;
+    if (e.rank != 2 || detail::cached_device_attribute<cudaDevAttrCooperativeLaunch>() == 0) return AutoLoop::none;
+    const FamilyChoice c = auto_select(e, equivalent_coupling(s), sizeof(T), current_l2_bytes());
+    if (!c.device_loop) return AutoLoop::none;
+    detail::require(c.family == Family::temporal && (c.depth == 4 || c.depth == 8), "Auto's tree choice", to_string(c),
+                    "a streamed device loop at D = 4 or 8 (AutoStreamed<D>)");
+    return c.depth == 4 ? AutoLoop::streamed4 : AutoLoop::streamed8;
+  }
+}
+
+//! The name of the strategy `Solver<S, Auto>` runs on a grid of `e` on the current device: the
+//! device loop of `auto_device_loop` (the on-chip one with where it keeps its tiles), or the
+//! launch-based strategy `auto_select` picks for `s`'s coupling.
+template <class S, class T = typename S::value_type>
+std::string auto_strategy_name(const S& s, const Extents& e) {
+  const AutoLoop loop = auto_device_loop<S, T>(s, e);
+  if (loop == AutoLoop::on_chip)
+    return auto_in_registers<S, T>(e) ? "DeviceLoop<TemporalBlock<8, InRegisters>>" : "DeviceLoop<TemporalBlock<8, OnChip>>";
+  if (loop != AutoLoop::none) return to_string(loop);
+  return to_string(auto_select(e, equivalent_coupling(s), sizeof(T), current_l2_bytes()));
+}
+
+namespace detail {
+//! Calls `f` with the tag of the device loop `l` names (`AutoOnChip` or `AutoStreamed<D>`) and
+//! returns what it returns; `l` is not `AutoLoop::none`.
+template <class F>
+decltype(auto) visit_auto_loop(AutoLoop l, F&& f) {
+  switch (l) {
+    case AutoLoop::on_chip: return f(AutoOnChip{});
+    case AutoLoop::streamed4: return f(AutoStreamed<4>{});
+    case AutoLoop::streamed8: return f(AutoStreamed<8>{});
+    case AutoLoop::none: break;
+  }
+  require(false, "the device loop", to_string(l), "on chip or streamed (not none)");
+  return f(AutoOnChip{});  // not reached: require throws
+}
+}  // namespace detail
+
 template <>
 struct Sweeper<Auto> {
   //! What `run` picks for `u`'s grid and `s` on the current device.
@@ -99,7 +173,8 @@ struct Sweeper<Auto> {
     return auto_select(u.extents(), equivalent_coupling(s), sizeof(T), current_l2_bytes());
   }
 
-  //! `batch.sweeps` sweeps with the strategy of `choice(s, u)`.
+  //! `batch.sweeps` sweeps with the strategy of `choice(s, u)` (the launched
+  //! `TemporalBlock<D, ColumnStream>` where the choice is its device loop: the same iterates).
   template <class S, class T>
   static void run(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const DeviceGrid<T>& b,
                   const Batch& batch, cudaStream_t stream) {

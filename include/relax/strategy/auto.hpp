@@ -1,11 +1,13 @@
 #pragma once
 //! \file
-//! `Auto`: the strategy that chooses a strategy. Before each batch of sweeps it picks `Sync`,
-//! `TemporalBlock<D, ColumnStream>` or `BlockAsync<D>` from features known before the run: the
-//! working set (u, u' and b) relative to the L2 size of the device it runs on (queried, not
-//! hard-coded) and the coupling r. The rule is a depth-2 decision tree trained on this project's
-//! measurements on the H200 (`benchmarks/train_selector.py`, generated into
-//! `relax/strategy/auto_tree.hpp`, which names its data and reports its leave-one-out accuracy).
+//! `Auto`: the strategy that chooses a strategy. It picks `Sync`, `TemporalBlock<D, ColumnStream>`,
+//! `BlockAsync<D>` or the streamed device loop `DeviceLoop<TemporalBlock<D, ColumnStream>>` from
+//! features known before the run: the working set (u, u' and b) relative to the L2 size of the
+//! device it runs on (queried, not hard-coded) and the coupling r. The rule is a depth-2 decision
+//! tree trained on this project's measurements on the H200 (`benchmarks/train_selector.py`,
+//! generated into `relax/strategy/auto_tree.hpp`, which names its data and reports its
+//! leave-one-out accuracy). Where the grid fits on chip a rule runs the on-chip device loop
+//! instead (`auto_device_loop` in auto.cuh, which also says where the streamed loop runs).
 //!
 //! The coupling is what every stencil has: its Jacobi contraction q, the update of a point whose
 //! neighbours are all 1 and whose b is 0 (for `Stencil5`, q = 4r / (1 + 4r)), turned back into
@@ -38,7 +40,10 @@ struct is_strategy<Auto> : std::true_type {};
 inline std::string to_string(const FamilyChoice& c) {
   switch (c.family) {
     case Family::sync: return "Sync";
-    case Family::temporal: return "TemporalBlock<" + std::to_string(c.depth) + ", ColumnStream>";
+    case Family::temporal: {
+      const std::string inner = "TemporalBlock<" + std::to_string(c.depth) + ", ColumnStream>";
+      return c.device_loop ? "DeviceLoop<" + inner + ">" : inner;
+    }
     case Family::blockasync: return "BlockAsync<" + std::to_string(c.depth) + ">";
   }
   return "unknown";
