@@ -815,6 +815,41 @@ TEST_CASE("Feedback on Adaptive sends the run to the device loop where one solve
   CHECK(c.device_loop_chosen());
 }
 
+TEST_CASE("Feedback compares the device loop with the reference solve's whole time", "[control]") {
+  // Out of L2 (no asynchronous trial), exact D = 8 the fastest at 10 sweeps a millisecond, 0.05 ms
+  // a check: the reference solve takes 35 batches of 8 sweeps, 29.75 ms (0.1063 ms a sweep). ρ
+  // crosses the tolerance half way through its last batch (276 sweeps), so its time to the
+  // tolerance is 29.33 ms. The device loop at 9.7 sweeps a millisecond (0.1031 ms a sweep) is no
+  // faster than the exact sweeps alone, so the reference decides; it beats the reference's whole
+  // time by 3% (more than climb_slack, 2%) and is chosen. (Against the reference's time to the
+  // tolerance, 1.5% faster, it would have lost: the loop's time runs to its last check too.)
+  FamilyMachine m;
+  m.exact_rate = {{1, 5.0}, {2, 7.0}, {4, 9.0}, {8, 10.0}};
+  m.check_ms = 0.05;
+  m.ws_over_l2 = 4.0;
+  m.device_rate = 9.7;
+  relax::Feedback c;
+  const Solves run = family_run(c, m, 5, 276.0, 0, 1e-5);
+  CHECK(run[0].back().depth == 8);  // solve 1 climbs the exact family to D = 8
+  CHECK(run[1] == std::vector<FamilyBatch>{FamilyBatch{false, 0, 280}});  // the trial
+  for (const auto& b : run[2]) CHECK(b == FamilyBatch{false, 8, 8});     // the reference
+  CHECK(c.device_loop_chosen());
+  for (std::size_t k = 3; k < run.size(); ++k) CHECK(run[k] == std::vector<FamilyBatch>{FamilyBatch{false, 0, 280}});
+  // At 10.6 sweeps a millisecond, more than climb_slack faster than the exact sweeps alone: chosen
+  // after its trial, with no reference solve.
+  m.device_rate = 10.6;
+  relax::Feedback fast;
+  const Solves quick = family_run(fast, m, 3, 276.0, 0, 1e-5);
+  CHECK(fast.device_loop_chosen());
+  CHECK(quick[2] == std::vector<FamilyBatch>{FamilyBatch{false, 0, 280}});
+  // 1% faster than the reference's whole time: within the slack, not chosen.
+  m.device_rate = 1.0 / (0.99 * 29.75 / 280.0);
+  relax::Feedback close;
+  const Solves slow = family_run(close, m, 4, 276.0, 0, 1e-5);
+  CHECK_FALSE(close.device_loop_chosen());
+  for (const auto& b : slow[3]) CHECK(b.depth == 8);
+}
+
 TEST_CASE("Feedback on Adaptive goes on without the device loop where it is slower", "[control]") {
   FamilyMachine m = in_l2();
   m.device_rate = 5.0;

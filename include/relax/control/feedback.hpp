@@ -86,7 +86,8 @@
 //! `climb_slack` below what the fastest exact depth's sweeps alone take (no launch-based solve is
 //! faster than its sweeps; it also pays its checks' round trips); otherwise the next solve is the
 //! reference, and the device loop is chosen when it beat that solve's time a sweep by more than
-//! `climb_slack`. Chosen, it runs every later solve and no asynchronous trial runs (measured on
+//! `climb_slack` (the whole solve's: both end at a check, so neither is cut back to where ρ
+//! crossed the tolerance). Chosen, it runs every later solve and no asynchronous trial runs (measured on
 //! the H200 the on-chip loop is 2.3–7.6× faster than every launch-based strategy where it fits;
 //! the streamed loop 1.1–1.5× at r = 10 and 100 where Auto runs it); not
 //! chosen, the run goes on as without it. A trial whose last ρ is not finite is never chosen.
@@ -170,6 +171,7 @@ struct Feedback {
       async_now_ = false;
       exact_sweeps_ = 0;
       exact_ms_ = 0.0;
+      reference_whole_ms_ = 0.0;
       reference_checks_ = 0;
       next_trial_ = 2;
     }
@@ -510,6 +512,7 @@ struct Feedback {
     if (only_exact_) exact_sweeps_ = prev_.sweeps;
     if (reference_ && only_exact_ && changes_ == 0) {
       exact_ms_ = time_to_tol();
+      reference_whole_ms_ = solve_ms_;
       reference_checks_ = checks_;
     }
     if (trial_ == 0 || !(exact_ms_ > 0) || !(solve_ms_ > 0)) return;
@@ -538,8 +541,10 @@ struct Feedback {
     device_now_ = false;
     if (exact_target() != 0) return;  // the exact climb goes on from the depth carried over
     if (device_available_) {
-      if (device_ == Device::pending && exact_ms_ > 0 && exact_sweeps_ > 0)  // the reference has run
-        device_ = device_ms_per_sweep_ < (1 - climb_slack) * exact_ms_ / static_cast<double>(exact_sweeps_)
+      // The reference has run: its whole time against the device loop's, both to the check that
+      // ended the solve (time_to_tol would cut the reference's last interval and not the loop's).
+      if (device_ == Device::pending && reference_whole_ms_ > 0 && exact_sweeps_ > 0)
+        device_ = device_ms_per_sweep_ < (1 - climb_slack) * reference_whole_ms_ / static_cast<double>(exact_sweeps_)
                       ? Device::chosen
                       : Device::lost;
       if (device_ == Device::untried || device_ == Device::chosen) {
@@ -625,7 +630,8 @@ struct Feedback {
   std::array<Async, 32> async_{};    // by log2 D
   bool async_may_pay_ = true;        // the grids fit in L2 (or nobody said)
   std::int64_t exact_sweeps_ = 0;    // sweeps of the last solve that ran exact batches only
-  double exact_ms_ = 0.0;            // host time of the reference solve (the fastest exact depth)
+  double exact_ms_ = 0.0;            // host time of the reference solve (the fastest exact depth) to tol
+  double reference_whole_ms_ = 0.0;  // host time of the reference solve to its last check
   int next_trial_ = 2;               // the asynchronous depth of the next trial; 0: no more
   int trial_ = 0;                    // the asynchronous depth on trial in this solve; 0: none
   double trial_best_ = 1.0;          // the best gain when the trial began
