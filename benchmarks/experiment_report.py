@@ -233,7 +233,8 @@ def md_header():
             "checks included; S = T_sync / T, s = sweeps / sweeps_sync, c = cost per sweep "
             "relative to sync, all against plain `sync` with blocking checks. "
             "`+overlap` marks the same strategy with overlapped convergence checks. "
-            "Slowdown is against the fastest static strategy (sync, temporal*, blockasync*) of "
+            "Slowdown is against the fastest static strategy (sync, temporal*, blockasync*, and the "
+            "device loops onchip*, registers8, stream*) of "
             "the configuration, chosen by check mode: a blocking strategy is compared with the "
             "fastest blocking static strategy, a `+overlap` strategy with the fastest static "
             "strategy of either check mode. Configurations where fewer than "
@@ -372,11 +373,13 @@ def plot_speedup_vs_n(plt, rows, folder):
     names = [n for n in strategy_order({r["strategy"] for r in rows})
              if n != "sync" and (not is_overlap(n) or n == "auto+overlap")]
     colours = {}  # an +overlap line takes its blocking twin's colour, dashed
-    for name in names:
+    palette = plt.get_cmap("tab20").colors  # more strategies than the default cycle's ten colours
+    for k, name in enumerate(names):
         pts = sorted((r["n"], r["S"]) for r in rows
                      if r["strategy"] == name and r["r"] == 10 and r["source"] == "gaussian")
         if pts:
-            style = {"ls": "--", "color": colours.get(base_name(name))} if is_overlap(name) else {}
+            style = ({"ls": "--", "color": colours.get(base_name(name))} if is_overlap(name)
+                     else {"color": palette[k % len(palette)]})
             line, = ax.plot(*zip(*pts), marker="o", label=name, **style)
             colours[name] = line.get_color()
     ax.axhline(1.0, color="black", lw=0.8)
