@@ -196,17 +196,21 @@ TEST_CASE("Feedback with BlockAsync<dynamic> solves the ten-step problem", "[til
   for (const auto& s : run.steps) CHECK(s.rho < 1e-5);
 }
 
-TEST_CASE("Auto runs a solve as the on-chip loop where it fits, and launch-based beyond", "[tiled][auto]") {
+TEST_CASE("Auto runs a solve as the on-chip loop where it fits, and streamed or launch-based beyond", "[tiled][auto]") {
   relax::Solver<relax::Stencil5<float>, relax::Auto, relax::Fixed> small(relax::Extents(300, 200), relax::Stencil5<float>(10.0));
   CHECK(small.runs_on_chip());
   CHECK(small.steps_fused());
   relax::Solver<relax::Stencil5<float>, relax::Auto, relax::Fixed> large(relax::Extents(4099, 4099), relax::Stencil5<float>(10.0));
   CHECK_FALSE(large.runs_on_chip());
   CHECK_FALSE(large.steps_fused());
+  // 4099² float is 3.2 L2s of working set on an H200: the tree's streamed loop at D = 4, one launch
+  // a solve (not a run of steps).
+  if (relax::current_sm_count() == 132) CHECK(large.device_loop() == relax::AutoLoop::streamed4);
   relax::DeviceGrid<float> u(relax::Extents(4099, 4099)), f(relax::Extents(4099, 4099));
   CHECK_THROWS_WITH(large.solve_steps(u, f, 2, large.stream()), Catch::Contains("steps_fused"));
   relax::Solver<relax::Stencil7<float>, relax::Auto, relax::Fixed> cube(relax::Extents(40, 40, 40), relax::Stencil7<float>(10.0));
   CHECK_FALSE(cube.runs_on_chip());  // 3D: Sync
+  CHECK(cube.device_loop() == relax::AutoLoop::none);
   // On chip, the tiles go in registers from 1024 points an SM where the register frame holds the
   // grid (tuning::auto_registers_points_per_sm), in shared memory below and beyond the frame.
   using S5 = relax::Stencil5<float>;
@@ -237,6 +241,7 @@ TEST_CASE("Auto runs the strategy it picks for the grid and the device", "[tiled
     // Beyond the chip the tree trained on the H200 runs the streamed loop (D = 4 in 8 L2s).
     if (!on_chip) CHECK(loop == (c.device_loop ? (c.depth == 4 ? relax::AutoLoop::streamed4 : relax::AutoLoop::streamed8)
                                                 : relax::AutoLoop::none));
+    if (n == 1501) CHECK(loop == relax::AutoLoop::streamed4);  // 0.43 L2s of working set
   }
   HostGrid<float> auto_u, want_u;
   const auto got = gpu_run<relax::Auto>(p, auto_u);

@@ -71,8 +71,8 @@ struct SolveContext {
   //! The solve stops at the first check with ρ below this (`SolveOptions::tol`); 0 where not known.
   double tol = 0.0;
   //! The solver can run this solve as a device loop instead of launched batches (`relax::Adaptive`
-  //! on a 2D grid, with a controller with `runs_device_loop`: the loop `relax::Auto` would run
-  //! there, on chip or streamed; `relax::auto_device_loop`).
+  //! on a 2D grid, with a controller with `runs_device_loop`: on chip where the grid fits, else
+  //! streamed; `relax::adaptive_device_loop`).
   bool device_loop = false;
 };
 
@@ -123,7 +123,7 @@ void begin_solve(C& controller, const SolveContext& context) {
   else controller.begin_solve();
 }
 
-//! Whether a controller can send a whole solve to the on-chip device loop (`relax::Adaptive`):
+//! Whether a controller can send a whole solve to a device loop (`relax::Adaptive`):
 //! `bool runs_device_loop() const`, asked after `begin_solve`, and `void observe_device_solve(double
 //! ms, std::int64_t sweeps, bool finite)`, told what such a solve took.
 template <class C, class = void>

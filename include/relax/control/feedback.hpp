@@ -77,8 +77,8 @@
 //! the H200), so no trial runs: even its probe would cost 3% of a run at r = 1.
 //!
 //! **The device loop (`relax::Adaptive`).** Where the solver can run a whole solve as a device
-//! loop (`SolveContext::device_loop`: the loop `relax::Auto` runs on that 2D grid, on chip where
-//! it fits, else the streamed loop where Auto's tree chooses it), that is a third candidate,
+//! loop (`SolveContext::device_loop`, `relax::adaptive_device_loop`: on chip where the 2D grid
+//! fits, else the streamed loop at the depth Auto's tree gives it), that is a third candidate,
 //! chosen by what one solve of it takes. Once the exact climb is over, the next solve
 //! runs there (`runs_device_loop`) and the solver reports its time and sweeps
 //! (`observe_device_solve`). Its iterates are the exact family's, so the two compare per sweep:
@@ -89,7 +89,8 @@
 //! `climb_slack` (the whole solve's: both end at a check, so neither is cut back to where ρ
 //! crossed the tolerance). Chosen, it runs every later solve and no asynchronous trial runs (measured on
 //! the H200 the on-chip loop is 2.3–7.6× faster than every launch-based strategy where it fits;
-//! the streamed loop 1.1–1.5× at r = 10 and 100 where Auto runs it); not
+//! the streamed loop 1.3–1.6× up to 8 L2s of working set and 1.01–1.07× beyond at r = 10 and
+//! 100, and 0.89–0.92× beyond at r = 1, where Feedback measured it slower); not
 //! chosen, the run goes on as without it. A trial whose last ρ is not finite is never chosen.
 //!
 //! The time steps of a run solve nearly the same system, so by default (`carry_over`) a solve

@@ -104,8 +104,9 @@ class Solver {
   //! Whether `solve_steps` can run several implicit steps in one launch: the on-chip device
   //! loop, and `Auto` (where it runs the on-chip loop: `steps_fused()`).
   static constexpr bool fuses_steps = detail::fuses_steps<Sweeper<Strategy>>::value || std::is_same_v<Strategy, Auto>;
-  //! Whether the solver may offer its controller the on-chip device loop for a solve: `Adaptive`
-  //! with a controller that can choose it (`Feedback`), for 2D stencils.
+  //! Whether the solver may offer its controller a device loop for a solve (on chip, or streamed:
+  //! `adaptive_device_loop`): `Adaptive` with a controller that can choose it (`Feedback`), for 2D
+  //! stencils.
   static constexpr bool offers_device_loop =
       runs_chosen_family_v<Strategy_> && detail::chooses_device_loop<Controller_>::value && Stencil_::rank == 2;
 
@@ -139,9 +140,12 @@ class Solver {
     if constexpr (std::is_same_v<Strategy, Auto> || offers_device_loop) {
       // Auto runs every solve as the device loop it picks for this grid (on chip, or streamed
       // where its tree says so: auto_device_loop); Adaptive with a controller that can send a
-      // solve to a device loop is offered the same one.
+      // solve to a device loop is offered one (adaptive_device_loop).
       if constexpr (Stencil::rank == 2) {
-        device_loop_ = auto_device_loop<Stencil, value_type>(stencil_, extents);
+        if constexpr (std::is_same_v<Strategy, Auto>)
+          device_loop_ = auto_device_loop<Stencil, value_type>(stencil_, extents);
+        else
+          device_loop_ = adaptive_device_loop<Stencil, value_type>(extents);
         if (device_loop_ != AutoLoop::none) {
           loop_ = std::make_unique<DeviceLoopWorkspace<value_type>>(history_per_solve());
           detail::visit_auto_loop(device_loop_, [](auto loop) {
@@ -174,10 +178,11 @@ class Solver {
     else return detail::fuses_steps<Sweeper<Strategy>>::value;
   }
   //! The device loop `Auto` runs every solve as on this grid (`auto_device_loop`), or the one
-  //! offered to `Adaptive`'s controller; `AutoLoop::none` for every other strategy.
+  //! offered to `Adaptive`'s controller (`adaptive_device_loop`); `AutoLoop::none` for every other
+  //! strategy.
   AutoLoop device_loop() const { return device_loop_; }
-  //! Whether the last solve ran as the on-chip device loop (a device-loop strategy; `Auto` where
-  //! it runs that loop; `Adaptive` where its controller sent the solve there).
+  //! Whether the last solve ran as the on-chip device loop (an on-chip device-loop strategy; `Auto`
+  //! where it runs that loop; `Adaptive` where its controller sent the solve there).
   bool last_solve_on_chip() const {
     if constexpr (offers_device_loop) return last_in_loop_ && device_loop_ == AutoLoop::on_chip;
     else return runs_on_chip();
@@ -273,12 +278,14 @@ class Solver {
   // A solve as the device loop `device_loop_` (Auto's, or the one offered to Adaptive).
   SolveReport loop_solve(DeviceGrid<value_type>& u, const DeviceGrid<value_type>& b, cudaStream_t stream,
                          bool tell_controller = true) {
-    if constexpr (Stencil::rank == 2)
+    if constexpr (Stencil::rank == 2) {
       return detail::visit_auto_loop(device_loop_, [&](auto loop) {
         return device_solve<decltype(loop)>(u, b, stream, tell_controller);
       });
-    detail::require(false, "the device loop", to_string(device_loop_), "none in 3D (auto_device_loop)");
-    return {};
+    } else {
+      detail::require(false, "the device loop", to_string(device_loop_), "none in 3D (auto_device_loop)");
+      return {};
+    }
   }
 
   // Adaptive where a device loop is offered: the controller, told so, sends the solve to the

@@ -11,6 +11,7 @@
 #include <relax/strategy/sync.cuh>
 #include <relax/strategy/tiled.cuh>
 
+#include <limits>
 #include <string>
 
 namespace relax {
@@ -101,52 +102,81 @@ using AutoStreamed = DeviceLoop<TemporalBlock<D, ColumnStream>>;
 //! Where a `Solver` with `Auto` runs each solve as one cooperative kernel (`auto_device_loop`):
 //! nowhere (`none`: the launch-based strategy of `auto_select`, a batch a launch), on chip
 //! (`AutoOnChip`), or as the streamed loop at D = 4 or 8 (`AutoStreamed<D>`). All of them have
-//! Sync's iterates. `Adaptive` with `Feedback` is offered the same loop as a candidate.
+//! Sync's iterates. `Adaptive` with `Feedback` is offered one as a candidate
+//! (`adaptive_device_loop`).
 enum class AutoLoop { none, on_chip, streamed4, streamed8 };
 
+//! The loop's name: `AutoOnChip` (which keeps its tiles in registers or shared memory,
+//! `auto_in_registers`), the streamed loop's type, or "none".
 inline const char* to_string(AutoLoop l) {
   switch (l) {
     case AutoLoop::none: return "none";
-    case AutoLoop::on_chip: return "on chip";
+    case AutoLoop::on_chip: return "AutoOnChip";
     case AutoLoop::streamed4: return "DeviceLoop<TemporalBlock<4, ColumnStream>>";
     case AutoLoop::streamed8: return "DeviceLoop<TemporalBlock<8, ColumnStream>>";
   }
   return "unknown";
 }
 
-//! The device loop `Solver<S, Auto>` runs a grid of `e` as on the current device: on chip where
-//! `auto_runs_on_chip` says so; beyond the chip, the streamed loop where the tree's choice
-//! (`auto_select` for `s`'s coupling) is one (2D, on a device with cooperative launch). Measured
-//! on the H200 (float32, docs/results/h200/experiment.csv, the rows of `stream4` and `stream8`),
-//! the loop the tree picks takes 0.67–0.90 of the fastest launch-based strategy's time for ten
-//! steps at r = 10 and 100 (N = 2048 to 32768), and 0.82–1.01 at r = 1 (N = 2048 to 91648).
-//! \throws relax::invalid_argument when the tree chose a streamed loop at a depth Auto does not
-//!         run (4 and 8 are instantiated; retrain the tree with those labels only).
-template <class S, class T = typename S::value_type>
-AutoLoop auto_device_loop(const S& s, const Extents& e) {
+namespace detail {
+// The device loop for a 2D grid of `e` at coupling `r` on the current device: on chip where it
+// fits (`auto_runs_on_chip`); beyond, the streamed loop where the tree picks one for (e, r), on a
+// device with cooperative launch; else none.
+template <class S, class T>
+AutoLoop device_loop_for(const Extents& e, double r) {
   if constexpr (S::rank != 2) {
     return AutoLoop::none;
   } else {
     if (auto_runs_on_chip<S, T>(e)) return AutoLoop::on_chip;
-    if (e.rank != 2 || detail::cached_device_attribute<cudaDevAttrCooperativeLaunch>() == 0) return AutoLoop::none;
-    const FamilyChoice c = auto_select(e, equivalent_coupling(s), sizeof(T), current_l2_bytes());
+    if (e.rank != 2 || cached_device_attribute<cudaDevAttrCooperativeLaunch>() == 0) return AutoLoop::none;
+    const FamilyChoice c = auto_select(e, r, sizeof(T), current_l2_bytes());
     if (!c.device_loop) return AutoLoop::none;
-    detail::require(c.family == Family::temporal && (c.depth == 4 || c.depth == 8), "Auto's tree choice", to_string(c),
-                    "a streamed device loop at D = 4 or 8 (AutoStreamed<D>)");
+    require(c.family == Family::temporal && (c.depth == 4 || c.depth == 8), "Auto's tree choice", to_string(c),
+            "a streamed device loop at D = 4 or 8 (AutoStreamed<D>)");
     return c.depth == 4 ? AutoLoop::streamed4 : AutoLoop::streamed8;
   }
+}
+}  // namespace detail
+
+//! The device loop `Solver<S, Auto>` runs a grid of `e` as on the current device: on chip where
+//! `auto_runs_on_chip` says so; beyond the chip, the streamed loop where the tree's choice
+//! (`auto_select` for `s`'s coupling) is one (2D, on a device with cooperative launch); else
+//! `AutoLoop::none`. Measured on the H200 (float32, docs/results/h200/experiment.csv, the rows of
+//! `stream4` and `stream8`; ten steps against the fastest launch-based strategy): the streamed
+//! loop at D = 4 takes 0.64–0.79 of its time at N = 2048 and 4096 for r = 10 and 100 and
+//! 0.76–0.93 at r = 1; at D = 8, 0.93–0.99 from N = 8192 to 32768 for r = 10 and 100. At r = 1
+//! from N = 8192 it took 1.06–1.13, and the tree runs the launched stream there.
+//! \throws relax::invalid_argument when the tree chose a streamed loop at a depth Auto does not
+//!         run (4 and 8 are instantiated; retrain the tree with those labels only).
+template <class S, class T = typename S::value_type>
+AutoLoop auto_device_loop(const S& s, const Extents& e) {
+  return detail::device_loop_for<S, T>(e, equivalent_coupling(s));
+}
+
+//! The device loop `Solver<S, Adaptive, Feedback>` offers its controller on a grid of `e`: the
+//! on-chip loop where the grid fits; beyond, the streamed loop at the depth Auto's tree picks for
+//! that working set where it picks the loop for a strong coupling (r → ∞). The stencil is not
+//! evaluated (Adaptive takes stencils without a host-side coupling): Feedback measures whether
+//! the loop pays at the stencil's own r.
+template <class S, class T = typename S::value_type>
+AutoLoop adaptive_device_loop(const Extents& e) {
+  return detail::device_loop_for<S, T>(e, std::numeric_limits<double>::infinity());
 }
 
 //! The name of the strategy `Solver<S, Auto>` runs on a grid of `e` on the current device: the
 //! device loop of `auto_device_loop` (the on-chip one with where it keeps its tiles), or the
-//! launch-based strategy `auto_select` picks for `s`'s coupling.
+//! launch-based strategy `auto_select` picks for `s`'s coupling (the launched
+//! `TemporalBlock<D, ColumnStream>` where the tree chose the streamed loop and the device has no
+//! cooperative launch).
 template <class S, class T = typename S::value_type>
 std::string auto_strategy_name(const S& s, const Extents& e) {
   const AutoLoop loop = auto_device_loop<S, T>(s, e);
   if (loop == AutoLoop::on_chip)
     return auto_in_registers<S, T>(e) ? "DeviceLoop<TemporalBlock<8, InRegisters>>" : "DeviceLoop<TemporalBlock<8, OnChip>>";
   if (loop != AutoLoop::none) return to_string(loop);
-  return to_string(auto_select(e, equivalent_coupling(s), sizeof(T), current_l2_bytes()));
+  FamilyChoice c = auto_select(e, equivalent_coupling(s), sizeof(T), current_l2_bytes());
+  c.device_loop = false;  // what Sweeper<Auto>::run runs
+  return to_string(c);
 }
 
 namespace detail {
