@@ -115,7 +115,8 @@ TEST_CASE("a stencil with a coefficient field read by global index runs under ev
   const std::vector<float> field = relax::testing::variable_couplings(e.nx, e.ny);
   relax::DeviceBuffer<float> device_field(field.size());
   RELAX_CUDA_CHECK(cudaMemcpy(device_field.data(), field.data(), device_field.bytes(), cudaMemcpyHostToDevice));
-  const relax::testing::VariableDiffusion5 host{field.data(), e.nx}, device{device_field.data(), e.nx};
+  // Auto is told the coupling at (0, 0) (host_coupling): it cannot read the device field on the host.
+  const relax::testing::VariableDiffusion5 host{field.data(), e.nx, field[0]}, device{device_field.data(), e.nx, field[0]};
   check_sweeps<relax::Sync>(host, device, e, {5});
   check_sweeps<relax::TemporalBlock<4>>(host, device, e, {9});
   check_sweeps<relax::TemporalBlock<8, relax::ColumnStream>>(host, device, e, {17});

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/anisotropic.hpp"
+#include "../support/variable.hpp"
 
 #include <relax/control/feedback.hpp>
 #include <relax/control/fixed.hpp>
@@ -15,6 +16,9 @@
 #include <relax/strategy/auto.hpp>
 #include <relax/strategy/sync.hpp>
 #include <relax/strategy/tiled.hpp>
+
+#include <cmath>
+#include <limits>
 
 namespace {
 
@@ -96,6 +100,35 @@ TEST_CASE("Auto's features: the working set of u, u' and b over the L2 size, and
       CHECK(d.depth == twice.depth);
       CHECK(d.device_loop == twice.device_loop);
     }
+}
+
+TEST_CASE("Auto does not evaluate on the host a stencil that says its coupling, nor any in 3D", "[policy][auto]") {
+  // Null coefficient fields (as a device field is to the host): an update on the host would
+  // dereference them and crash the test.
+  const relax::testing::VariableDiffusion5 s2{nullptr, 8, 2.5};
+  CHECK(relax::equivalent_coupling(s2) == 2.5);
+  for (const relax::Extents& e : {relax::Extents(8, 8), relax::Extents(3000, 1700), relax::Extents(20000, 20000)}) {
+    INFO("box " << e.to_text());
+    const relax::FamilyChoice got = relax::auto_select_for(s2, e, 60u << 20);
+    const relax::FamilyChoice want = relax::auto_select(e, 2.5, sizeof(float), 60u << 20);
+    CHECK(got.family == want.family);
+    CHECK(got.depth == want.depth);
+    CHECK(got.device_loop == want.device_loop);
+  }
+  const relax::testing::VariableDiffusion7 s3{nullptr, 8, 8};
+  const relax::FamilyChoice c3 = relax::auto_select_for(s3, relax::Extents(8, 8, 8), 60u << 20);
+  CHECK(c3.family == relax::Family::sync);
+  CHECK(c3.depth == 1);
+  CHECK_THROWS_AS(relax::auto_select_for(s3, relax::Extents(8, 8), 60u << 20), relax::invalid_argument);
+  CHECK_THROWS_AS(relax::auto_select_for(s3, relax::Extents(0, 8, 8), 60u << 20), relax::invalid_argument);
+  // host_coupling is checked like any coupling; +inf (a contraction of 1 or more) is allowed.
+  for (double bad : {0.0, -1.0, std::nan("")}) {
+    INFO("host_coupling " << bad);
+    CHECK_THROWS_AS(relax::equivalent_coupling(relax::testing::VariableDiffusion5{nullptr, 8, bad}),
+                    relax::invalid_argument);
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK(relax::equivalent_coupling(relax::testing::VariableDiffusion5{nullptr, 8, inf}) == inf);
 }
 
 TEST_CASE("Auto reads the coupling every stencil has: its Jacobi contraction", "[policy][auto]") {

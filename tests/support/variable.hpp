@@ -19,8 +19,10 @@ struct VariableDiffusion5 {
   static constexpr int radius = 1;
   const float* coupling = nullptr;  // nx · ny values, row-major by global index
   std::int64_t nx = 0;
+  double typical_coupling = 1.0;  // what Auto is told (host_coupling): the field may be on the device
 
   RELAX_HOST_DEVICE float r(Point at) const { return coupling[at.y * nx + at.x]; }
+  double host_coupling() const { return typical_coupling; }
 
   template <class U>
   RELAX_HOST_DEVICE float update(const U& u, Point at, float b) const {
@@ -38,6 +40,8 @@ struct VariableDiffusion5 {
   }
 };
 
+// No host_coupling: Auto runs Sync in 3D without evaluating it on the host (where a device field
+// cannot be read).
 struct VariableDiffusion7 {
   using value_type = float;
   static constexpr int rank = 3;

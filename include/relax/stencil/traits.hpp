@@ -11,7 +11,10 @@
 //!   `u(dx, dy, dz)` in 3D and its right-hand side b;
 //! - `value_type residual(const U& u, Point at, value_type b) const` — (b − A u) at the point;
 //! both templates over the neighbourhood type U, `RELAX_HOST_DEVICE`, and written in `relax::arith`
-//! operations so every backend computes the same bits. `u(0, 0)` is the point itself; for the
+//! operations so every backend computes the same bits. Optionally `double host_coupling() const`:
+//! the coupling `Auto` uses for a 2D stencil whose `update` cannot run on the host with its own
+//! data (a coefficient field in device memory); without it `Auto` calls `update` on the host once
+//! (`relax::equivalent_coupling`, strategy/auto.hpp). `u(0, 0)` is the point itself; for the
 //! orientation of the offsets (north is dy = −1) see `relax/domain/grid.hpp`.
 
 #include <relax/config.hpp>

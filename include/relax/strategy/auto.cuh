@@ -150,7 +150,8 @@ AutoLoop device_loop_for(const Extents& e, double r) {
 //!         run (4 and 8 are instantiated; retrain the tree with those labels only).
 template <class S, class T = typename S::value_type>
 AutoLoop auto_device_loop(const S& s, const Extents& e) {
-  return detail::device_loop_for<S, T>(e, equivalent_coupling(s));
+  if constexpr (S::rank != 2) return AutoLoop::none;  // not evaluating the stencil (auto_select_for)
+  else return detail::device_loop_for<S, T>(e, equivalent_coupling(s));
 }
 
 //! The device loop `Solver<S, Adaptive, Feedback>` offers its controller on a grid of `e`: the
@@ -174,7 +175,7 @@ std::string auto_strategy_name(const S& s, const Extents& e) {
   if (loop == AutoLoop::on_chip)
     return auto_in_registers<S, T>(e) ? "DeviceLoop<TemporalBlock<8, InRegisters>>" : "DeviceLoop<TemporalBlock<8, OnChip>>";
   if (loop != AutoLoop::none) return to_string(loop);
-  FamilyChoice c = auto_select(e, equivalent_coupling(s), sizeof(T), current_l2_bytes());
+  FamilyChoice c = auto_select_for<S, T>(s, e, current_l2_bytes());
   c.device_loop = false;  // what Sweeper<Auto>::run runs
   return to_string(c);
 }
@@ -197,10 +198,11 @@ decltype(auto) visit_auto_loop(AutoLoop l, F&& f) {
 
 template <>
 struct Sweeper<Auto> {
-  //! What `run` picks for `u`'s grid and `s` on the current device.
+  //! What `run` picks for `u`'s grid and `s` on the current device (`auto_select_for`: in 3D
+  //! `Sync`, without evaluating `s` on the host).
   template <class S, class T>
   static FamilyChoice choice(const S& s, const DeviceGrid<T>& u) {
-    return auto_select(u.extents(), equivalent_coupling(s), sizeof(T), current_l2_bytes());
+    return auto_select_for<S, T>(s, u.extents(), current_l2_bytes());
   }
 
   //! `batch.sweeps` sweeps with the strategy of `choice(s, u)` (the launched

@@ -11,8 +11,12 @@
 //!
 //! The coupling is what every stencil has: its Jacobi contraction q, the update of a point whose
 //! neighbours are all 1 and whose b is 0 (for `Stencil5`, q = 4r / (1 + 4r)), turned back into
-//! the r of a `Stencil5` with the same q, r = q / (2·rank·(1 − q)). The tree was trained on 2D
-//! runs only: for 3D stencils `Auto` runs `Sync` until it is trained on 3D measurements.
+//! the r of a `Stencil5` with the same q, r = q / (2·rank·(1 − q)), evaluated on the host at
+//! point (0, 0). A stencil whose update cannot run on the host with its own data (it reads a
+//! coefficient field in device memory) says its coupling instead: a member
+//! `double host_coupling() const`, which `equivalent_coupling` returns without calling `update`.
+//! The tree was trained on 2D runs only: for 3D stencils `Auto` runs `Sync` until it is trained
+//! on 3D measurements, and does not evaluate the stencil (`auto_select_for`).
 
 #include <relax/core/error.hpp>
 #include <relax/core/family.hpp>
@@ -25,6 +29,8 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 namespace relax {
 
@@ -49,18 +55,34 @@ inline std::string to_string(const FamilyChoice& c) {
   return "unknown";
 }
 
+namespace detail {
+template <class S, class = void>
+struct has_host_coupling : std::false_type {};
+template <class S>
+struct has_host_coupling<S, std::void_t<decltype(static_cast<double>(std::declval<const S&>().host_coupling()))>>
+    : std::true_type {};
+}  // namespace detail
+
 //! The coupling r of the `Stencil5` whose Jacobi contraction equals stencil `s`'s at point `at`
-//! (see the file comment); +inf where the contraction is 1 or more.
+//! (see the file comment); +inf where the contraction is 1 or more. For a stencil with
+//! `host_coupling()`, that value (its update is not called on the host).
+//! \throws relax::invalid_argument when `host_coupling()` is not a number > 0 (+inf allowed).
 template <class S>
 double equivalent_coupling(const S& s, Point at = {}) {
   static_assert(is_stencil_v<S>, "relax::equivalent_coupling: S is not a stencil (is_stencil_v)");
-  using T = typename S::value_type;
-  neighbours_t<S> ones;
-  ones.c = ones.n = ones.s = ones.e = ones.w = T(1);
-  if constexpr (S::rank == 3) ones.up = ones.down = T(1);
-  const double q = static_cast<double>(s.update(ones, at, T(0)));
-  if (!(q < 1.0)) return std::numeric_limits<double>::infinity();
-  return q / (2.0 * S::rank * (1.0 - q));
+  if constexpr (detail::has_host_coupling<S>::value) {
+    const double r = static_cast<double>(s.host_coupling());
+    detail::require(r > 0.0, "host_coupling()", r, "a coupling r > 0 (+inf for a contraction of 1 or more)");
+    return r;
+  } else {
+    using T = typename S::value_type;
+    neighbours_t<S> ones;
+    ones.c = ones.n = ones.s = ones.e = ones.w = T(1);
+    if constexpr (S::rank == 3) ones.up = ones.down = T(1);
+    const double q = static_cast<double>(s.update(ones, at, T(0)));
+    if (!(q < 1.0)) return std::numeric_limits<double>::infinity();
+    return q / (2.0 * S::rank * (1.0 - q));
+  }
 }
 
 //! What `Auto` picks for a box `e` of `element_bytes`-byte values with coupling `r` on a device
@@ -71,6 +93,19 @@ inline FamilyChoice auto_select(const Extents& e, double r, std::size_t element_
   if (e.rank == 3) return {Family::sync, 1};
   const double working_set = 3.0 * static_cast<double>(e.points()) * static_cast<double>(element_bytes);
   return auto_choice(working_set / static_cast<double>(l2_bytes), r);
+}
+
+//! What `Auto` picks for stencil `s` on a box `e` of `T` values: `Sync` in 3D without evaluating
+//! the stencil, else `auto_select` at `equivalent_coupling(s)`.
+template <class S, class T = typename S::value_type>
+FamilyChoice auto_select_for(const S& s, const Extents& e, std::size_t l2_bytes) {
+  if constexpr (S::rank == 3) {
+    e.validate();
+    detail::require(e.rank == 3, "the box", e.to_text(), "a 3D box for a 3D stencil");
+    return {Family::sync, 1};
+  } else {
+    return auto_select(e, equivalent_coupling(s), sizeof(T), l2_bytes);
+  }
 }
 
 //! `auto_select` for an `n × n` square.
