@@ -560,6 +560,8 @@ struct FamilyMachine {
   double check_ms = 0.0;
   double ws_over_l2 = 0.5;
   double device_rate = 0.0;  // sweeps per millisecond of a whole solve as the device loop; 0: not offered
+  double start_ms = 0.0;     // each solve's start before its first sweep (u's copy, ‖b‖)
+  bool tells_whole = true;   // the solver tells a host-loop solve's whole time (observe_solve_time)
 };
 
 // In L2 (the H200 at N = 512, r = 10): exact D = 2 is the fastest exact depth. BlockAsync<4>
@@ -584,9 +586,10 @@ Solves family_run(relax::Feedback& c, const FamilyMachine& m, int solves, double
       const auto sweeps = static_cast<std::int64_t>(std::ceil(exact_sweeps / 8) * 8);
       REQUIRE(c.sweeps_before_check() == c.check_interval);
       out.push_back({FamilyBatch{false, 0, sweeps}});
-      c.observe_device_solve(static_cast<double>(sweeps) / m.device_rate, sweeps, true);
+      c.observe_device_solve(m.start_ms + static_cast<double>(sweeps) / m.device_rate, sweeps, true);
       continue;
     }
+    double whole = m.start_ms;
     std::vector<FamilyBatch> batches;
     std::vector<std::pair<relax::BatchInfo, bool>> in_flight;  // and whether it is timed
     std::int64_t sweeps = 0;
@@ -613,8 +616,10 @@ Solves family_run(relax::Feedback& c, const FamilyMachine& m, int solves, double
                                  : (converged ? 1e-6 : 1.0);
       c.observe({sweeps, rho, batch_ms + m.check_ms, o.exact, o.depth, timed ? batch_ms : 0.0, steady,
                  static_cast<double>(steady) / rate});
+      whole += batch_ms + m.check_ms;
       REQUIRE(sweeps < 100 * exact_sweeps);
     }
+    if (m.tells_whole) c.observe_solve_time(whole);
     out.push_back(batches);
   }
   return out;
@@ -848,6 +853,35 @@ TEST_CASE("Feedback compares the device loop with the reference solve's whole ti
   const Solves slow = family_run(close, m, 4, 276.0, 0, 1e-5);
   CHECK_FALSE(close.device_loop_chosen());
   for (const auto& b : slow[3]) CHECK(b.depth == 8);
+}
+
+TEST_CASE("Feedback times the device loop and the reference solve from the same start", "[control]") {
+  // The machine of the test above, with 1 ms before each solve's first sweep (u's copy and ‖b‖,
+  // as at 16384²) that the device loop's time includes. The loop a sweep 2.5% faster than the
+  // reference's batches: 30.0 ms against the reference's 29.75 + 1.0 = 30.75, 2.4% faster, chosen.
+  // Told only the host time between the reference's checks (29.75 ms, its start left out), it
+  // lost: the bias this hook removes.
+  FamilyMachine m;
+  m.exact_rate = {{1, 5.0}, {2, 7.0}, {4, 9.0}, {8, 10.0}};
+  m.check_ms = 0.05;
+  m.ws_over_l2 = 4.0;
+  m.start_ms = 1.0;
+  m.device_rate = 280.0 / (0.975 * 29.75);
+  relax::Feedback told;
+  const Solves run = family_run(told, m, 4, 276.0, 0, 1e-5);
+  for (const auto& b : run[2]) CHECK(b == FamilyBatch{false, 8, 8});  // the reference
+  CHECK(told.device_loop_chosen());
+  CHECK(run[3] == std::vector<FamilyBatch>{FamilyBatch{false, 0, 280}});
+  m.tells_whole = false;
+  relax::Feedback untold;
+  const Solves old = family_run(untold, m, 4, 276.0, 0, 1e-5);
+  CHECK_FALSE(untold.device_loop_chosen());
+  for (const auto& b : old[3]) CHECK(b.depth == 8);
+  // A time that is not positive is ignored (the host time stands in).
+  relax::Feedback c;
+  c.observe_solve_time(-1.0);
+  c.observe_solve_time(std::numeric_limits<double>::quiet_NaN());
+  CHECK_FALSE(c.device_loop_chosen());
 }
 
 TEST_CASE("Feedback on Adaptive goes on without the device loop where it is slower", "[control]") {

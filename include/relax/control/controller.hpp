@@ -23,7 +23,9 @@
 //! slower in L2 with blocking checks (`relax::detail::begin_solve`, `relax::detail::notify_launch`,
 //! `relax::detail::times_batch`; docs/performance-notes.md). On `relax::Adaptive` a controller
 //! may also send whole solves to a device loop (`runs_device_loop`,
-//! `observe_device_solve`; `relax::detail::chooses_device_loop`).
+//! `observe_device_solve`; `relax::detail::chooses_device_loop`), and hear the whole GPU time of
+//! each host-loop solve from its start (`void observe_solve_time(double ms)`,
+//! `relax::detail::notify_solve_time`): what a device-loop solve's time is compared with.
 
 #include <relax/core/error.hpp>
 #include <relax/core/family.hpp>
@@ -132,6 +134,18 @@ template <class C>
 struct chooses_device_loop<C, std::void_t<decltype(std::declval<const C&>().runs_device_loop()),
                                           decltype(std::declval<C&>().observe_device_solve(0.0, std::int64_t{}, true))>>
     : std::true_type {};
+
+//! Whether a controller hears the whole time of a host-loop solve (`void observe_solve_time(double
+//! ms)`: on the GPU's timer, from the solve's start, u's copy and ‖b‖ included, to its last check,
+//! as a device-loop solve's time is measured), and tells it.
+template <class C, class = void>
+struct hears_solve_time : std::false_type {};
+template <class C>
+struct hears_solve_time<C, std::void_t<decltype(std::declval<C&>().observe_solve_time(0.0))>> : std::true_type {};
+template <class C>
+void notify_solve_time(C& controller, double ms) {
+  if constexpr (hears_solve_time<C>::value) controller.observe_solve_time(ms);
+}
 
 template <class C, class = void>
 struct chooses_timing : std::false_type {};

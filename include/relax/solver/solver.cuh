@@ -394,6 +394,7 @@ class Solver {
     }
     timer_.stop(stream);
     report.time_ms = timer_.milliseconds();
+    detail::notify_solve_time(controller_, report.time_ms);  // what a device-loop solve is compared with
     return report;
   }
 
