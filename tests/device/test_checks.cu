@@ -111,8 +111,13 @@ TEST_CASE("Feedback on Adaptive solves the run, blocking and overlapped, in eith
   feedback.device_loop = false;
   relax::Solver<relax::Stencil5<float>, relax::Adaptive, relax::Feedback> solver(
       p.n, relax::Stencil5<float>(p.r), feedback, opt);
+  // Declined, the loop is not offered (no workspace, no kernels loaded) and no solve runs there.
+  CHECK(solver.device_loop() == relax::AutoLoop::none);
+  CHECK_FALSE(solver.offers_on_chip());
   relax::DiffusionState<float> state(p, solver.stream());
-  const auto run = relax::run_diffusion(solver, state);
+  const auto run = relax::run_diffusion(solver, state, [&](int, const relax::SolveReport&) {
+    CHECK_FALSE(solver.last_solve_in_device_loop());
+  });
   REQUIRE(run.steps.size() == static_cast<std::size_t>(p.steps));
   CHECK(run.converged());
   for (const auto& s : run.steps) CHECK(s.rho < opt.tol);

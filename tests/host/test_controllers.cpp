@@ -576,6 +576,16 @@ FamilyMachine in_l2() {
   return m;
 }
 
+// Out of L2 (no asynchronous trial): exact D = 8 the fastest at 10 sweeps a millisecond, 0.05 ms a
+// check.
+FamilyMachine beyond_l2() {
+  FamilyMachine m;
+  m.exact_rate = {{1, 5.0}, {2, 7.0}, {4, 9.0}, {8, 10.0}};
+  m.check_ms = 0.05;
+  m.ws_over_l2 = 4.0;
+  return m;
+}
+
 Solves family_run(relax::Feedback& c, const FamilyMachine& m, int solves, double exact_sweeps, int lag = 0,
                   double tol = 0.0) {
   Solves out;
@@ -821,17 +831,13 @@ TEST_CASE("Feedback on Adaptive sends the run to the device loop where one solve
 }
 
 TEST_CASE("Feedback compares the device loop with the reference solve's whole time", "[control]") {
-  // Out of L2 (no asynchronous trial), exact D = 8 the fastest at 10 sweeps a millisecond, 0.05 ms
-  // a check: the reference solve takes 35 batches of 8 sweeps, 29.75 ms (0.1063 ms a sweep). ρ
+  // beyond_l2(): the reference solve takes 35 batches of 8 sweeps, 29.75 ms (0.1063 ms a sweep). ρ
   // crosses the tolerance half way through its last batch (276 sweeps), so its time to the
   // tolerance is 29.33 ms. The device loop at 9.7 sweeps a millisecond (0.1031 ms a sweep) is no
   // faster than the exact sweeps alone, so the reference decides; it beats the reference's whole
   // time by 3% (more than climb_slack, 2%) and is chosen. (Against the reference's time to the
   // tolerance, 1.5% faster, it would have lost: the loop's time runs to its last check too.)
-  FamilyMachine m;
-  m.exact_rate = {{1, 5.0}, {2, 7.0}, {4, 9.0}, {8, 10.0}};
-  m.check_ms = 0.05;
-  m.ws_over_l2 = 4.0;
+  FamilyMachine m = beyond_l2();
   m.device_rate = 9.7;
   relax::Feedback c;
   const Solves run = family_run(c, m, 5, 276.0, 0, 1e-5);
@@ -855,16 +861,25 @@ TEST_CASE("Feedback compares the device loop with the reference solve's whole ti
   for (const auto& b : slow[3]) CHECK(b.depth == 8);
 }
 
+TEST_CASE("Feedback says whether it takes a device loop, so that the solver prepares none it would decline",
+          "[control]") {
+  relax::Feedback f;
+  CHECK(relax::detail::takes_device_loop(f));
+  f.device_loop = false;
+  CHECK_FALSE(relax::detail::takes_device_loop(f));
+  relax::Feedback no_carry;
+  no_carry.carry_over = false;  // a trial's result would not outlive its solve
+  CHECK_FALSE(relax::detail::takes_device_loop(no_carry));
+  CHECK(relax::detail::takes_device_loop(relax::Fixed(8)));  // without the query: offered
+}
+
 TEST_CASE("Feedback times the device loop and the reference solve from the same start", "[control]") {
   // The machine of the test above, with 1 ms before each solve's first sweep (u's copy and ‖b‖,
   // as at 16384²) that the device loop's time includes. The loop a sweep 2.5% faster than the
   // reference's batches: 30.0 ms against the reference's 29.75 + 1.0 = 30.75, 2.4% faster, chosen.
   // Told only the host time between the reference's checks (29.75 ms, its start left out), it
   // lost: the bias this hook removes.
-  FamilyMachine m;
-  m.exact_rate = {{1, 5.0}, {2, 7.0}, {4, 9.0}, {8, 10.0}};
-  m.check_ms = 0.05;
-  m.ws_over_l2 = 4.0;
+  FamilyMachine m = beyond_l2();
   m.start_ms = 1.0;
   m.device_rate = 280.0 / (0.975 * 29.75);
   relax::Feedback told;

@@ -23,7 +23,8 @@
 //! slower in L2 with blocking checks (`relax::detail::begin_solve`, `relax::detail::notify_launch`,
 //! `relax::detail::times_batch`; docs/performance-notes.md). On `relax::Adaptive` a controller
 //! may also send whole solves to a device loop (`runs_device_loop`,
-//! `observe_device_solve`; `relax::detail::chooses_device_loop`), and hear the whole GPU time of
+//! `observe_device_solve`; `relax::detail::chooses_device_loop`; `bool takes_device_loop() const`
+//! where it may decline one, so that none is prepared), and hear the whole GPU time of
 //! each host-loop solve from its start (`void observe_solve_time(double ms)`,
 //! `relax::detail::notify_solve_time`): what a device-loop solve's time is compared with.
 
@@ -134,6 +135,20 @@ template <class C>
 struct chooses_device_loop<C, std::void_t<decltype(std::declval<const C&>().runs_device_loop()),
                                           decltype(std::declval<C&>().observe_device_solve(0.0, std::int64_t{}, true))>>
     : std::true_type {};
+
+//! Whether a controller that can send solves to a device loop will (`bool takes_device_loop()
+//! const`, optional; without it, yes): the solver offers it one, with the loop's workspace and
+//! kernels, only then.
+template <class C, class = void>
+struct says_takes_device_loop : std::false_type {};
+template <class C>
+struct says_takes_device_loop<C, std::void_t<decltype(std::declval<const C&>().takes_device_loop())>>
+    : std::is_convertible<decltype(std::declval<const C&>().takes_device_loop()), bool> {};
+template <class C>
+bool takes_device_loop(const C& controller) {
+  if constexpr (says_takes_device_loop<C>::value) return controller.takes_device_loop();
+  else return true;
+}
 
 //! Whether a controller hears the whole time of a host-loop solve (`void observe_solve_time(double
 //! ms)`: on the GPU's timer, from the solve's start, u's copy and ‖b‖ included, to its last check,

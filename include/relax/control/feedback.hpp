@@ -300,6 +300,9 @@ struct Feedback {
   //! solve's, measured the same way, is compared with. Without it, the host time between its
   //! checks (which leaves the start out).
   void observe_solve_time(double ms) { whole_ms_ = ms > 0 ? ms : 0.0; }
+  //! Whether it takes a device loop the solver can offer (`device_loop`, and `carry_over`: what
+  //! a trial learns must outlive the solve); without, the solver prepares none.
+  bool takes_device_loop() const { return device_loop && carry_over; }
   //! True when this solve runs as the device loop (`Adaptive` where the solver offers it:
   //! `SolveContext::device_loop`; see the file comment).
   bool runs_device_loop() const { return device_now_; }

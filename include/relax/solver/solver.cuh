@@ -144,7 +144,7 @@ class Solver {
       if constexpr (Stencil::rank == 2) {
         if constexpr (std::is_same_v<Strategy, Auto>)
           device_loop_ = auto_device_loop<Stencil, value_type>(stencil_, extents);
-        else
+        else if (detail::takes_device_loop(controller_))  // else no workspace and no kernels loaded
           device_loop_ = adaptive_device_loop<Stencil, value_type>(extents);
         if (device_loop_ != AutoLoop::none) {
           loop_ = std::make_unique<DeviceLoopWorkspace<value_type>>(history_per_solve());
@@ -178,8 +178,8 @@ class Solver {
     else return detail::fuses_steps<Sweeper<Strategy>>::value;
   }
   //! The device loop `Auto` runs every solve as on this grid (`auto_device_loop`), or the one
-  //! offered to `Adaptive`'s controller (`adaptive_device_loop`); `AutoLoop::none` for every other
-  //! strategy.
+  //! offered to `Adaptive`'s controller (`adaptive_device_loop`; none where the controller
+  //! declines it: `Feedback::device_loop` false); `AutoLoop::none` for every other strategy.
   AutoLoop device_loop() const { return device_loop_; }
   //! Whether the last solve ran as the on-chip device loop (an on-chip device-loop strategy; `Auto`
   //! where it runs that loop; `Adaptive` where its controller sent the solve there).
