@@ -88,11 +88,11 @@
 //! reference, and the device loop is chosen when it beat that solve's time a sweep by more than
 //! `climb_slack` (the whole solve's: both end at a check, so neither is cut back to where ρ
 //! crossed the tolerance; and both from the solve's start, u's copy and ‖b‖ included, on the
-//! GPU's timer, where the solver tells it: `observe_solve_time`). Chosen, it runs every later solve and no asynchronous trial runs (measured on
-//! the H200 the on-chip loop is 2.3–7.6× faster than every launch-based strategy where it fits;
-//! the streamed loop 1.3–1.6× up to 8 L2s of working set and 1.01–1.07× beyond at r = 10 and
-//! 100, and 0.89–0.92× beyond at r = 1, where Feedback measured it slower); not
-//! chosen, the run goes on as without it. A trial whose last ρ is not finite is never chosen.
+//! GPU's timer, where the solver tells it: `observe_solve_time`). Chosen, it runs every later
+//! solve and no asynchronous trial runs (measured on the H200 the on-chip loop is 2.3–7.6× faster
+//! than every launch-based strategy where it fits; the streamed loop 1.3–1.6× up to 8 L2s of
+//! working set and 1.01–1.07× beyond at r = 10 and 100, and 0.89–0.92× beyond at r = 1, where
+//! Feedback measured it slower); not chosen, the run goes on as without it. A trial whose last ρ is not finite is never chosen.
 //!
 //! The time steps of a run solve nearly the same system, so by default (`carry_over`) a solve
 //! starts at the depth the previous one ended at (and, for an exact strategy, with the speeds
