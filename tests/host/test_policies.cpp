@@ -120,6 +120,7 @@ TEST_CASE("Auto does not evaluate on the host a stencil that says its coupling, 
   CHECK(c3.family == relax::Family::sync);
   CHECK(c3.depth == 1);
   CHECK_THROWS_AS(relax::auto_select_for(s3, relax::Extents(8, 8), 60u << 20), relax::invalid_argument);
+  CHECK_THROWS_AS(relax::auto_select_for(s2, relax::Extents(8, 8, 8), 60u << 20), relax::invalid_argument);
   CHECK_THROWS_AS(relax::auto_select_for(s3, relax::Extents(0, 8, 8), 60u << 20), relax::invalid_argument);
   // host_coupling is checked like any coupling; +inf (a contraction of 1 or more) is allowed.
   for (double bad : {0.0, -1.0, std::nan("")}) {

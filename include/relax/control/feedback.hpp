@@ -299,7 +299,7 @@ struct Feedback {
   //! (u's copy and ‖b‖ included) to its last check: the reference solve's time that a device-loop
   //! solve's, measured the same way, is compared with. Without it, the host time between its
   //! checks (which leaves the start out).
-  void observe_solve_time(double ms) { whole_ms_ = ms > 0 ? ms : 0.0; }
+  void observe_solve_time(double ms) { whole_ms_ = ms; }
   //! Whether it takes a device loop the solver can offer (`device_loop`, and `carry_over`: what
   //! a trial learns must outlive the solve); without, the solver prepares none.
   bool takes_device_loop() const { return device_loop && carry_over; }
@@ -523,7 +523,8 @@ struct Feedback {
     if (only_exact_) exact_sweeps_ = prev_.sweeps;
     if (reference_ && only_exact_ && changes_ == 0) {
       exact_ms_ = time_to_tol();
-      // Measured as the device loop's solve is (its start included), where the solver says it.
+      // Measured as the device loop's solve is (its start included), where the solver said it (a
+      // value that is not a positive number is ignored).
       reference_whole_ms_ = whole_ms_ > 0 ? whole_ms_ : solve_ms_;
       reference_checks_ = checks_;
     }
@@ -651,7 +652,7 @@ struct Feedback {
   bool reference_ = false;           // this solve is the reference solve
   bool only_exact_ = true;           // this solve has run exact batches only
   double solve_ms_ = 0.0;            // host time of this solve so far
-  double whole_ms_ = 0.0;            // the whole solve's GPU time (observe_solve_time); 0: not told
+  double whole_ms_ = 0.0;            // the whole solve's GPU time (observe_solve_time); not > 0: not told
   double last_ms_ = 0.0;             // host time of this solve's last interval between checks
   double before_last_rho_ = 0.0;     // ρ at the check before the last (0: none in this solve)
   int checks_ = 0;                   // checks in this solve so far

@@ -95,17 +95,14 @@ inline FamilyChoice auto_select(const Extents& e, double r, std::size_t element_
   return auto_choice(working_set / static_cast<double>(l2_bytes), r);
 }
 
-//! What `Auto` picks for stencil `s` on a box `e` of `T` values: `Sync` in 3D without evaluating
-//! the stencil, else `auto_select` at `equivalent_coupling(s)`.
+//! What `Auto` picks for stencil `s` on a box `e` of `T` values: `auto_select` at
+//! `equivalent_coupling(s)`; in 3D, where `auto_select` runs `Sync` at any coupling, without
+//! evaluating the stencil.
 template <class S, class T = typename S::value_type>
 FamilyChoice auto_select_for(const S& s, const Extents& e, std::size_t l2_bytes) {
-  if constexpr (S::rank == 3) {
-    e.validate();
-    detail::require(e.rank == 3, "the box", e.to_text(), "a 3D box for a 3D stencil");
-    return {Family::sync, 1};
-  } else {
-    return auto_select(e, equivalent_coupling(s), sizeof(T), l2_bytes);
-  }
+  detail::require(e.rank == S::rank, "the box", e.to_text(), "a box of the stencil's rank");
+  const double r = S::rank == 3 ? 1.0 : equivalent_coupling(s);  // 3D: not read
+  return auto_select(e, r, sizeof(T), l2_bytes);
 }
 
 //! `auto_select` for an `n × n` square.
