@@ -19,6 +19,7 @@
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
+#include <relax/strategy/column_stream.cuh>
 
 #include <limits>
 #include <vector>
@@ -61,6 +62,30 @@ void check_sweeps(const S& host_stencil, const S& device_stencil, const Extents&
 template <class Strategy, class S, class Schedule = ref::SyncSchedule>
 void check_sweeps(const S& s, const Extents& e, relax::Batch batch, const Schedule& schedule = {}) {
   check_sweeps<Strategy>(s, s, e, batch, schedule);
+}
+
+// One launch of the 3D stream of depth D under each schedule (segments, stream-K, the chosen one)
+// against D synchronous sweeps on the host, bit for bit.
+template <int D>
+void check_plane_schedules(const Extents& e) {
+  using T = float;
+  const relax::Stencil7<T> s(10.0);
+  HostGrid<T> u(e), b(e);
+  relax::testing::fill_random(u, 17 + e.nx + 5 * e.nz, 0.0, 10.0);
+  relax::testing::fill_random(b, 19 + e.ny);
+  relax::Stream stream;
+  const DeviceGrid<T> du = relax::to_device(u, stream), db = relax::to_device(b, stream);
+  HostGrid<T> want = u, host_scratch = u;
+  ref::sweeps(s, want, host_scratch, b, ref::SyncSchedule{}, D, ref::Exec::openmp());
+  using relax::detail::PlaneSchedule;
+  for (PlaneSchedule schedule : {PlaneSchedule::segments, PlaneSchedule::stream_k, PlaneSchedule::chosen}) {
+    DeviceGrid<T> out = relax::to_device(u, stream);
+    relax::detail::launch_plane_stream<D>(s, du, out, db, stream, schedule);
+    const HostGrid<T> got = relax::to_host(out, stream);
+    INFO("box " << e.to_text() << ", D " << D << ", schedule " << static_cast<int>(schedule)
+                << ", differing points " << relax::testing::count_differences(got, want));
+    CHECK(relax::testing::same_bits(got, want));
+  }
 }
 
 }  // namespace
@@ -107,6 +132,20 @@ TEST_CASE("TemporalBlock is exact on rectangular and 3D boxes; BlockAsync matche
       check_sweeps<relax::BlockAsync<relax::dynamic>>(relax::Stencil7<float>(10.0), e, {2 * d + 1, d},
                                                       ref::TiledSchedule{32, 8, d, false, 4});
     }
+}
+
+TEST_CASE("the 3D stream's two schedules, segments and stream-K, are exact on awkward boxes",
+          "[engine][tiled][3d][sanitize]") {
+  // Fewer planes than blocks, one plane, one row and one column, and boxes whose stream-K shares
+  // cross tiles mid-way (partial tiles on every axis).
+  const Extents boxes[] = {Extents(33, 17, 5), Extents(1, 1, 64), Extents(1, 1, 1), Extents(130, 1, 7),
+                           Extents(250, 49, 61), Extents(121, 25, 300)};
+  for (const Extents& e : boxes) {
+    check_plane_schedules<1>(e);
+    check_plane_schedules<2>(e);
+    check_plane_schedules<3>(e);
+    check_plane_schedules<4>(e);
+  }
 }
 
 TEST_CASE("a stencil with a coefficient field read by global index runs under every strategy",

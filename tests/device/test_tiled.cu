@@ -20,6 +20,7 @@
 #include <relax/strategy/tiled.cuh>
 
 #include <algorithm>
+#include <cmath>
 
 using relax::DeviceGrid;
 using relax::HostGrid;
@@ -253,4 +254,32 @@ TEST_CASE("Auto runs the strategy it picks for the grid and the device", "[tiled
     const auto want = gpu_run<relax::Sync>(p, want_u);
     check_same_run(got, auto_u, want, want_u);
   }
+}
+
+TEST_CASE("Auto beyond eight L2s runs the streamed loop at D = 8, and the launched stream at r = 1", "[tiled][auto]") {
+  // The tree's third leaf (auto_tree.hpp): a working set above 8 L2s (12 bytes a point) runs
+  // TemporalBlock<8, ColumnStream>, as the device loop where r > 5.5. The smallest square past
+  // that bound on this device, plus a partial strip group and tile: odd and not a multiple of 8.
+  const auto l2 = relax::current_l2_bytes();
+  const auto beyond = static_cast<std::int64_t>(std::ceil(std::sqrt(8.0 * static_cast<double>(l2) / 12.0)));
+  const std::int64_t n = beyond + 13 + beyond % 2;
+  const double r = GENERATE(1.0, 10.0);
+  const auto p = diffusion_params(n, r, relax::Source::point, 2);
+  const relax::Stencil5<float> s(r);
+  const relax::FamilyChoice c = relax::auto_select(n, r, sizeof(float), l2);
+  INFO("N = " << n << ", r = " << r << ": " << relax::to_string(c));
+  CHECK(c.family == relax::Family::temporal);
+  CHECK(c.depth == 8);
+  CHECK(c.device_loop == (r > 5.5));
+  const relax::AutoLoop loop = relax::auto_device_loop(s, p.extents());
+  const bool cooperative = relax::detail::cached_device_attribute<cudaDevAttrCooperativeLaunch>() != 0;
+  CHECK(loop == (c.device_loop && cooperative ? relax::AutoLoop::streamed8 : relax::AutoLoop::none));
+  CHECK(relax::Solver<relax::Stencil5<float>, relax::Auto>(p.extents(), s).device_loop() == loop);
+  CHECK(relax::auto_strategy_name(s, p.extents()) ==
+        (loop == relax::AutoLoop::streamed8 ? "DeviceLoop<TemporalBlock<8, ColumnStream>>"
+                                            : "TemporalBlock<8, ColumnStream>"));
+  HostGrid<float> auto_u, want_u;
+  const auto got = gpu_run<relax::Auto>(p, auto_u);
+  const auto want = gpu_run<relax::Sync>(p, want_u);
+  check_same_run(got, auto_u, want, want_u);
 }

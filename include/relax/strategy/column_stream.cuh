@@ -3,7 +3,8 @@
 //! `TemporalBlock<D, ColumnStream>`: exact temporal blocking that streams along y through
 //! registers (see `ColumnStream` in `tiled.hpp`): in 2D a warp streams a strip of columns down
 //! the rows (`relax/agent/column_stream.cuh`), in 3D a block streams an (x, y) tile down the
-//! planes (`relax/agent/plane_stream.cuh`).
+//! planes (`relax/agent/plane_stream.cuh`), each tile's planes cut into segments or, from D = 3,
+//! all tiles' planes shared out equally over the resident blocks (stream-K, `use_plane_stream_k`).
 
 #include <relax/agent/column_stream.cuh>
 #include <relax/agent/plane_stream.cuh>
@@ -13,11 +14,13 @@
 #include <relax/core/launch.hpp>
 #include <relax/domain/device_grid.hpp>
 #include <relax/stencil/traits.hpp>
+#include <relax/strategy/plane_schedule.hpp>
 #include <relax/strategy/tiled.hpp>
 #include <relax/strategy/traits.hpp>
 #include <relax/strategy/tuning.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <type_traits>
@@ -73,18 +76,22 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
                    reinterpret_cast<Lane<T>*>(queue_bytes));
 }
 
-//! The number of plane segments for `tiles` (x, y) tiles of a box `nz` planes deep: the count
-//! that minimises waves × steps per block, where a block of a segment of L planes takes
-//! L + 2D + 1 steps and `resident` blocks run at once.
-inline std::int64_t plane_segments(std::int64_t tiles, std::int64_t nz, int depth, std::int64_t resident) {
-  std::int64_t best = 1, best_cost = -1;
-  for (std::int64_t segments = 1; segments <= std::min<std::int64_t>(nz, 65535); ++segments) {
-    const std::int64_t waves = tile_count(tiles * segments, resident);
-    const std::int64_t cost = waves * (tile_count(nz, segments) + 2 * depth + 1);
-    if (best_cost < 0 || cost < best_cost) best = segments, best_cost = cost;
-    if (waves > 64) break;  // deeper splits only add warm-up steps
+//! Stream-K: block k streams its share of the planes of all tiles (`plane_share`), a piece per
+//! tile it meets (`plane_piece`).
+template <int D, class S, class T>
+__global__ void __launch_bounds__(32 * plane_stream_warps, 1)
+    plane_stream_k_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
+                          std::int64_t tiles_x, std::int64_t planes) {
+  extern __shared__ __align__(16) unsigned char queue_bytes[];
+  const PlaneShare share = plane_share(planes, blockIdx.x, gridDim.x);
+  for (std::int64_t at = share.first; at < share.last;) {
+    const PlanePiece piece = plane_piece(at, share.last, g.nz);
+    const std::int64_t x0 = (piece.tile % tiles_x) * plane_columns_kept<D, T> + 1 - plane_ghost_columns<D, T>;
+    const std::int64_t y0 = (piece.tile / tiles_x) * plane_rows_kept<D> + 1 - D;
+    stream_planes<D>(s, u, out, b, g, x0, y0, piece.z0, piece.z1, threadIdx.x, threadIdx.y,
+                     reinterpret_cast<Lane<T>*>(queue_bytes));
+    at += piece.z1 - piece.z0;
   }
-  return best;
 }
 
 //! The 3D stream's loads are aligned vectors: the interior of every row starts 16 bytes aligned,
@@ -101,46 +108,67 @@ void require_plane_stream_layout(const DeviceGrid<T>& u, const DeviceGrid<T>& ou
   require(g.nz <= 2147483647 - 2 * 8, "nz", g.nz, "fewer than 2^31 - 16 planes (the 3D stream counts planes in int)");
 }
 
+// The resident blocks of a 3D stream kernel (its shared memory set first where it needs more
+// than 48 KiB).
+template <class Kernel>
+std::int64_t plane_stream_resident(Kernel kernel, std::size_t bytes, int depth) {
+  if (bytes > 48 * 1024)
+    RELAX_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(bytes)));
+  int per_sm = 0;
+  RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * plane_stream_warps, bytes));
+  require(per_sm >= 1, "D", depth, "a depth whose 3D stream block fits on an SM");
+  return static_cast<std::int64_t>(per_sm) * current_sm_count();
+}
+
 template <int D, class S, class T>
 void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out, const DeviceGrid<T>& b,
-                         cudaStream_t stream) {
+                         cudaStream_t stream, PlaneSchedule schedule = PlaneSchedule::chosen) {
   const Shape g = shape_of(u.layout());
   const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<D, T>);
   const std::int64_t tiles_y = tile_count(g.ny, plane_rows_kept<D>);
   require(tiles_x <= 2147483647 && tiles_y <= 65535, "nx, ny", g.nx * g.ny,
           "a plane whose streamed tiles fit in one launch");
   require_plane_stream_layout<D>(u, out, b);
-  auto kernel = plane_stream_kernel<D, S, T>;
   const std::size_t bytes = plane_stream_shared_bytes<T>(D);
   require(bytes <= shared_bytes_limit(), "D", D, "a depth whose plane queue fits in shared memory");
-  if (bytes > 48 * 1024)
-    RELAX_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(bytes)));
-  int per_sm = 0;
-  RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * plane_stream_warps, bytes));
-  require(per_sm >= 1, "D", D, "a depth whose 3D stream block fits on an SM");
-  const std::int64_t segments =
-      plane_segments(tiles_x * tiles_y, g.nz, D, static_cast<std::int64_t>(per_sm) * current_sm_count());
-  const std::int64_t planes = tile_count(g.nz, segments);
-  const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y),
-                  static_cast<unsigned>(tile_count(g.nz, planes)));
-  kernel<<<grid, dim3(32, plane_stream_warps), bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, planes);
+  const dim3 block(32, plane_stream_warps);
+  const std::int64_t tiles = tiles_x * tiles_y;
+  const std::int64_t resident = plane_stream_resident(plane_stream_k_kernel<D, S, T>, bytes, D);
+  if (schedule == PlaneSchedule::stream_k ||
+      (schedule == PlaneSchedule::chosen && use_plane_stream_k(tiles, g.nz, D, resident))) {
+    const auto blocks = static_cast<unsigned>(std::min(resident, tiles * g.nz));
+    plane_stream_k_kernel<D><<<blocks, block, bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, tiles_x,
+                                                               tiles * g.nz);
+  } else {
+    auto kernel = plane_stream_kernel<D, S, T>;
+    const std::int64_t segments = plane_segments(tiles, g.nz, D, plane_stream_resident(kernel, bytes, D));
+    const std::int64_t planes = tile_count(g.nz, segments);
+    const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y),
+                    static_cast<unsigned>(tile_count(g.nz, planes)));
+    kernel<<<grid, block, bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, planes);
+  }
   RELAX_CUDA_CHECK_LAUNCH();
 }
 
-// The streaming kernel of depth D for stencil S (2D or 3D).
+// The streaming kernels of depth D for stencil S: the column stream's in 2D; in 3D the plane
+// stream's two schedules (segments, stream-K).
 template <int D, class S, class T>
-const void* kernel_of() {
-  if constexpr (S::rank == 2) return reinterpret_cast<const void*>(column_stream_kernel<D, S, T>);
-  else return reinterpret_cast<const void*>(plane_stream_kernel<D, S, T>);
+std::array<const void*, 2> kernels_of() {
+  if constexpr (S::rank == 2) return {reinterpret_cast<const void*>(column_stream_kernel<D, S, T>), nullptr};
+  else
+    return {reinterpret_cast<const void*>(plane_stream_kernel<D, S, T>),
+            reinterpret_cast<const void*>(plane_stream_k_kernel<D, S, T>)};
 }
 
 // Loads the kernels of depths 1..8 (see Sweeper::preload).
 template <class S, class T, int... I>
 void preload_column_stream(std::integer_sequence<int, I...>) {
-  const void* kernels[] = {kernel_of<I + 1, S, T>()...};
+  const std::array<const void*, 2> kernels[] = {kernels_of<I + 1, S, T>()...};
   cudaFuncAttributes attributes{};
-  for (const void* k : kernels) RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, k));
+  for (const auto& of_depth : kernels)
+    for (const void* k : of_depth)
+      if (k != nullptr) RELAX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, k));
 }
 
 //! One launch of depth d (1 ≤ d ≤ 8): a remainder launch may be shallower than the tag's D.
