@@ -68,7 +68,8 @@ stage_sanitize() {
   # SANITIZE_SKIP pairs tool:executable to leave out (e.g. racecheck:relax_device_cg_tests), and
   # SANITIZE_FILTER the Catch2 test spec (default "[sanitize]"). SANITIZE_JOBS > 1 runs one
   # sanitizer process per test case, that many at a time (racecheck on the whole set in one
-  # process takes more than one call's time; per case, 8 at a time, about 500 s).
+  # process takes more than one call's time; per case, 8 at a time, about 500 s:
+  # SANITIZE_JOBS=8 SANITIZE_TOOLS=racecheck benchmarks/run_h200.sh sanitize).
   for exe in ${SANITIZE_TESTS:-relax_device_tests relax_device_cg_tests}; do
     for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
       [[ " ${SANITIZE_SKIP:-} " == *" $tool:$exe "* ]] && continue
@@ -84,28 +85,31 @@ stage_sanitize() {
   done
 }
 # sanitize_per_case TOOL EXE: TOOL on each test case of EXE that SANITIZE_FILTER selects, in its own
-# process, SANITIZE_JOBS at a time; one line per case (name, exit code, seconds, result) in
-# $LOGS/sanitize-TOOL-EXE.tsv, the logs in $LOGS/sanitize-TOOL-EXE.tgz. Catch2 v2 takes wildcards
-# only at the ends of a name, so a name that holds a comma runs as its part before the comma and *
-# (which may select more cases: the line says how many ran).
+# process, SANITIZE_JOBS at a time, each within what is left of RUN_BUDGET when it starts; one
+# line per case (name, exit code, seconds, result) in $LOGS/sanitize-TOOL-EXE.tsv, the logs in
+# $LOGS/sanitize-TOOL-EXE.tgz. A name's commas and brackets are escaped (Catch2 v2 reads them as
+# separators and tags), and a name that matches no case fails (-w NoTests), as does an empty list.
 sanitize_per_case() {
   local tool=$1 exe=$2 dir="$LOGS/sanitize-$1-$2"
   mkdir -p "$dir"
-  $BUILD/tests/$exe --list-test-names-only "${SANITIZE_FILTER:-[sanitize]}" | grep -v '^device [0-9]*:' |
-    grep -v '^$' | sed 's/,.*/*/' | sort -u > "$dir/cases.txt"
-  local left=$((RUN_BUDGET - SECONDS - 30))
-  ((left > 0)) || { echo "skipped, RUN_BUDGET spent"; return 1; }
+  # (Catch2 v2 exits with the number of cases listed: the list's status says nothing.)
+  $BUILD/tests/$exe --list-test-names-only "${SANITIZE_FILTER:-[sanitize]}" > "$dir/listed.txt"
+  grep -v '^device [0-9]*:' "$dir/listed.txt" | grep -v '^$' | sed 's/[\\,[]/\\&/g' > "$dir/cases.txt"
+  [[ -s "$dir/cases.txt" ]] || { echo "no test case of $exe matches ${SANITIZE_FILTER:-[sanitize]}"; return 1; }
+  local deadline=$((EPOCHSECONDS + RUN_BUDGET - SECONDS - 20))
   # shellcheck disable=SC2016
   xargs -d '\n' -P "$SANITIZE_JOBS" -I{} bash -c '
-    log="$0/$(printf %s "$4" | tr -c "A-Za-z0-9_" _ | cut -c1-100).log"; start=$SECONDS
-    timeout -k 5 "$1" compute-sanitizer --tool "$2" --error-exitcode 9 "$3" "$4" > "$log" 2>&1
+    log="$0/$(printf %s "$4" | tr -c "A-Za-z0-9_" _ | cut -c1-100)-$$.log"; start=$SECONDS
+    left=$(($1 - EPOCHSECONDS))
+    if ((left <= 0)); then printf "%s\tskipped\t0s\tRUN_BUDGET spent\n" "$4"; exit 0; fi
+    timeout -k 5 "$left" compute-sanitizer --tool "$2" --error-exitcode 9 "$3" "$4" -w NoTests > "$log" 2>&1
     rc=$?
     printf "%s\trc=%d\t%ds\t%s\n" "$4" $rc $((SECONDS - start)) \
       "$(grep -h "SUMMARY\|All tests passed\|test cases:\|No test cases" "$log" | tr "\n" " ")"
-  ' "$dir" "$left" "$tool" "$BUILD/tests/$exe" {} < "$dir/cases.txt" > "$LOGS/sanitize-$tool-$exe.tsv"
+  ' "$dir" "$deadline" "$tool" "$BUILD/tests/$exe" {} < "$dir/cases.txt" > "$LOGS/sanitize-$tool-$exe.tsv"
   tar czf "$LOGS/sanitize-$tool-$exe.tgz" -C "$dir" . && rm -rf "$dir"
   local bad
-  bad=$(grep -v $'\trc=0\t' "$LOGS/sanitize-$tool-$exe.tsv" | grep -c . ; true)
+  bad=$(grep -cv $'\trc=0\t' "$LOGS/sanitize-$tool-$exe.tsv")
   echo "$(wc -l < "$LOGS/sanitize-$tool-$exe.tsv") cases, $bad not clean"
   grep -v $'\trc=0\t' "$LOGS/sanitize-$tool-$exe.tsv"
   ((bad == 0))

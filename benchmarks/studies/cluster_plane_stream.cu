@@ -378,11 +378,11 @@ void compare(std::int64_t nx, std::int64_t ny, std::int64_t nz, int forced = 0) 
   RELAX_CUDA_CHECK(cudaMemcpy(ref.data(), u.data(), total * 4, cudaMemcpyDeviceToDevice));
   RELAX_CUDA_CHECK(cudaMemcpy(got.data(), u.data(), total * 4, cudaMemcpyDeviceToDevice));
   const int reps = nx * ny * nz > 50'000'000 ? 20 : 3;
-  launch_plane_stream<D>(s, u, ref, b, nullptr);
+  launch_plane_stream<D>(s, u, ref, b, nullptr, PlaneSchedule::segments);
   RELAX_CUDA_CHECK(cudaDeviceSynchronize());
   cudaEvent_t a, ev; cudaEventCreate(&a); cudaEventCreate(&ev);
   cudaEventRecord(a);
-  for (int i = 0; i < reps; ++i) launch_plane_stream<D>(s, u, ref, b, nullptr);
+  for (int i = 0; i < reps; ++i) launch_plane_stream<D>(s, u, ref, b, nullptr, PlaneSchedule::segments);
   cudaEventRecord(ev); cudaEventSynchronize(ev);
   float ms_ref; cudaEventElapsedTime(&ms_ref, a, ev); ms_ref /= reps;
   const float ms = run_cluster<D, CX, CY, Split>(s, u, got, b, reps, forced);

@@ -80,7 +80,9 @@ bool launch(Schedule schedule, const S& s, const DeviceGrid<T>& u, DeviceGrid<T>
   const std::int64_t tiles = tile_count(g.nx, plane_columns_kept<D, T>) * tile_count(g.ny, plane_rows_kept<D>);
   const std::size_t bytes = plane_stream_shared_bytes<T>(D);
   if (schedule == Schedule::stream_k) {
-    if (verbose) printf("  stream-K: %.1f planes a block\n", double(tiles * g.nz) / current_sm_count());
+    if (verbose)
+      printf("  stream-K: %.1f planes a block\n",
+             double(tiles * g.nz) / double(std::min<std::int64_t>(current_sm_count(), tiles * g.nz)));
     launch_plane_stream<D>(s, u, out, b, nullptr, PlaneSchedule::stream_k);
     return true;
   } else {

@@ -17,7 +17,7 @@ TEST_CASE("stream-K's shares and pieces cover every plane of every tile once", "
   };
   // Shares longer and shorter than a tile, fewer planes than blocks, one plane, one tile.
   const Case cases[] = {{110, 512, 132}, {33, 256, 132}, {1, 33, 132}, {7, 1, 5},  {1, 1, 1},
-                        {15, 33, 132},   {3, 5, 4},      {387, 768, 132}, {2, 9, 17}};
+                        {15, 33, 132},   {3, 5, 4},      {224, 768, 132}, {2, 9, 17}};
   for (const Case& c : cases) {
     INFO("tiles " << c.tiles << ", nz " << c.nz << ", blocks " << c.blocks);
     const std::int64_t planes = c.tiles * c.nz;
@@ -55,8 +55,8 @@ TEST_CASE("the 3D stream's schedule: segments at low depth and on thin boxes, st
   CHECK(use_plane_stream_k(110, 512, 4, 132));
   CHECK(use_plane_stream_k(100, 512, 3, 132));  // 512³, D = 3 (5 × 20 tiles)
   CHECK(use_plane_stream_k(27, 100, 4, 132));   // 333 × 200 × 100: 20 planes a block
-  CHECK(use_plane_stream_k(387, 768, 4, 132));  // 768³: more tiles than blocks
-  // Measured slower with stream-K: D = 2 and 1, and a few planes a block.
+  CHECK(use_plane_stream_k(224, 768, 4, 132));  // 768³ (7 × 32 tiles): more tiles than blocks
+  // Measured slower with stream-K: D = 2, and a few planes a block; D = 1 as D = 2.
   CHECK_FALSE(use_plane_stream_k(95, 512, 2, 132));
   CHECK_FALSE(use_plane_stream_k(95, 512, 1, 132));
   CHECK_FALSE(use_plane_stream_k(15, 33, 3, 132));  // 500 × 77 × 33: 3.75 planes a block

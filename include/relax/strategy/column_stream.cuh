@@ -198,7 +198,7 @@ void launch_column_stream(int d, const S& s, const DeviceGrid<T>& u, DeviceGrid<
 template <int D>
 struct Sweeper<TemporalBlock<D, ColumnStream>> {
   //! The deepest D: 8 in 2D; in 3D the deepest whose plane queue fits in shared memory on the
-  //! current device (5 on an H200).
+  //! current device (4 on an H200).
   template <class S, class T>
   static int deepest_depth() {
     if constexpr (S::rank == 2) return TemporalBlock<D, ColumnStream>::max_depth;

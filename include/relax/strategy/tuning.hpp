@@ -99,15 +99,16 @@ inline constexpr int plane_stream_rows_per_warp = 4;
 //! `TemporalBlock<D, ColumnStream>` in 3D, launched (`launch_plane_stream`): from depth
 //! `plane_stream_k_min_depth`, and where each resident block's share of the planes is at least
 //! `plane_stream_k_min_warmups` warm-ups (2D + 1 steps) long, the planes of all tiles are shared
-//! out equally over the resident blocks (stream-K: a block streams its share as pieces of whole
-//! tiles' planes, each piece with its own warm-up); otherwise each tile's planes are cut into
+//! out equally over the resident blocks (stream-K: a block streams its share as one piece per tile
+//! the share meets, each piece with its own warm-up); otherwise each tile's planes are cut into
 //! `plane_segments` equal segments, a block each. Measured on the H200, float32 (2026-12-04,
 //! relax_study_stream_k, docs/results/h200/logs/stream_k_plane_stream_study.txt), time of segments
 //! over stream-K: D = 4: 1.10 at 512³ (565 -> 623 G updates/s), 1.07 at 384³ and 768³, 1.05 at 256³
 //! and 333 × 200 × 100 (20 planes a block); D = 3: 1.07 at 512³, 0.83 at 500 × 77 × 33 (4 planes a
-//! block); D = 2: 0.90 at 512³; D = 1: 0.78-0.83 at 130 × 40 × 7 (7 µs). Below D = 3 the stream is
-//! nearer its memory bound, and blocks that are no longer at the same planes as their neighbours
-//! lose the L2 hits of the ghost zone's second reads.
+//! block); D = 2: 0.90 at 512³. Below D = 3 the stream is nearer its memory bound, and blocks that
+//! are no longer at the same planes as their neighbours lose the L2 hits of the ghost zone's second
+//! reads. (At D = 1 only a 7 µs box was measured: 0.78-0.83 with a block for each of 264, 1.01-1.08
+//! with a block a plane as the library launches.)
 inline constexpr int plane_stream_k_min_depth = 3;
 inline constexpr int plane_stream_k_min_warmups = 2;
 
