@@ -3,7 +3,7 @@
 # compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the device tests tagged
 # [sanitize], and the benchmarks; leave logs and JSON under $OUT.
 #
-#   benchmarks/run_h200.sh [build] [test] [device] [large] [sanitize] [bench] [cg] [multi] [experiment] [profile]
+#   benchmarks/run_h200.sh [build] [test] [device] [large] [sanitize] [bench] [cg] [multi] [experiment] [profile] [study]
 #                                         (default: build test large sanitize bench)
 #
 # Stages run in the order given. Each step runs within what is left of RUN_BUDGET seconds
@@ -15,7 +15,9 @@
 # lines of benchmarks/experiment_plan.txt (or EXPERIMENT_PLAN), one relax_experiment invocation
 # each, for at most EXPERIMENT_BUDGET seconds in all (default 300), resuming from
 # docs/results/h200/experiment.csv, and leaves the CSV, and the report and plots in
-# experiment.tgz, under $OUT.
+# experiment.tgz, under $OUT. The study stage runs the studies named in STUDIES (default
+# relax_study_lean_stream; benchmarks/studies/) with no arguments, each one's output in
+# $OUT/NAME.txt.
 #
 # That machine installs nothing: Catch2 v2's header must be carried in .deps/include (see README).
 set -uo pipefail
@@ -171,11 +173,19 @@ stage_profile() {
     --summary "$OUT/summary.json" --markdown "$OUT/profile.md" || status=1
 }
 
+stage_study() {
+  for study in ${STUDIES:-relax_study_lean_stream}; do
+    step "study $study"
+    timed $BUILD/benchmarks/"$study" > "$OUT/$study.txt" 2>&1 || status=1
+    tail -5 "$OUT/$study.txt"
+  done
+}
+
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --format=csv \
   > "$LOGS/nvidia-smi.txt" 2>&1
 for stage in $stages; do
   case $stage in
-    build | test | device | large | sanitize | bench | cg | multi | experiment | profile) "stage_$stage" ;;
+    build | test | device | large | sanitize | bench | cg | multi | experiment | profile | study) "stage_$stage" ;;
     *) echo "run_h200.sh: unknown stage '$stage'"; exit 2 ;;
   esac
 done
