@@ -428,7 +428,7 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, Nccl>
 };
 
 //! The same with exact temporal blocking: passes of up to D sweeps, a D-row (plane) halo after
-//! every pass. Float32 only in 3D, as the single-domain streamed loop.
+//! every pass. Float32 and float64 in 2D and 3D, as the single-domain streamed loop.
 template <class Stencil_, int D>
 class MultiSolver<Stencil_, DeviceLoop<TemporalBlock<D, ColumnStream>>, Nccl>
     : public detail::PeerStoreSolver<Stencil_, TemporalBlock<D, ColumnStream>, Nccl> {

@@ -1062,7 +1062,7 @@ class MultiSolver<Stencil_, DeviceLoop<SyncTile<X, Y, Rows>>, PeerStore>
 
 //! Jacobi on the slabs of a box with no host in the loop and exact temporal blocking: passes of
 //! up to D sweeps of the column stream, a D-row (plane) halo after every pass (see
-//! `peer_stream_kernel`). Float32 only in 3D, as the single-domain streamed loop.
+//! `peer_stream_kernel`). Float32 and float64 in 2D and 3D, as the single-domain streamed loop.
 template <class Stencil_, int D>
 class MultiSolver<Stencil_, DeviceLoop<TemporalBlock<D, ColumnStream>>, PeerStore>
     : public detail::PeerStoreSolver<Stencil_, TemporalBlock<D, ColumnStream>> {

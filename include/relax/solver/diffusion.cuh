@@ -2,7 +2,8 @@
 //! \file
 //! Runs the implicit diffusion problem (`relax/problem/diffusion.hpp`) on the GPU with any
 //! `relax::Solver`: per step, the fused right-hand side b = uⁿ + Δt f, then one linear solve that
-//! starts from uⁿ.
+//! starts from uⁿ. Where `Solver::steps_fused()` holds, all steps run in one launch by default
+//! (`StepLaunch::fused`), each step's b formed on the device.
 
 #include <relax/control/report.hpp>
 #include <relax/core/stream.hpp>

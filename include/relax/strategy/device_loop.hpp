@@ -27,8 +27,8 @@
 //!   streams a strip of columns down a segment of rows; 3D: a block streams an (x, y) tile down a
 //!   segment of planes) run by every resident block over the work items, D exact sweeps per
 //!   pass and a grid barrier between passes; any grid (the one beyond the chip). In 3D the plane
-//!   queue of depth D must fit in a block's shared memory (D ≤ 5 on an H200), and only float32
-//!   runs (float64 in 3D gave wrong iterates on the H200 and is refused until that is found).
+//!   queue of depth D must fit in a block's shared memory (D ≤ 4 on an H200, float32 and
+//!   float64 alike).
 //! - `BlockAsync<D, Tile<X, Y, Z>>`: the launched block-asynchronous tiles (D local sweeps on a
 //!   tile with a one-cell halo frozen at its load) swept by every resident block in turn, a grid
 //!   barrier after every pass; the iterates of the launched `BlockAsync<D, Tile>` with the same

@@ -40,7 +40,10 @@ struct Tile {
 //! The streaming layout of `TemporalBlock`: a warp owns a strip of 128 float columns (64 double)
 //! and marches down a segment of rows, keeping D time levels of a three-row window in registers.
 //! Redundant work is the halo of D columns on each side of the strip and D rows per segment,
-//! instead of a halo on all four sides of a small tile.
+//! instead of a halo on all four sides of a small tile. In 3D the plane stream
+//! (`agent/plane_stream.cuh`): a block of eight warps streams a tile of 128 float columns (64
+//! double) by 32 rows down its planes (a segment of them, or a stream-K share:
+//! `strategy/plane_schedule.hpp`), with a queue of D time levels.
 struct ColumnStream {
   static constexpr int x = 0;  //!< no fixed tile: strips and segments are sized at launch
   static constexpr int y = 0;
