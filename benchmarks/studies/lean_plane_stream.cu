@@ -23,10 +23,10 @@
 //   what the lanes' copies do now, at the grain of a point instead of a vector (the points that
 //   differ lie outside the interior, are restored or never reach a stored point).
 // Static counts of a pair of steps where all planes lie in the box (the file named above):
-//   D = 4: library 2007, Split 1632 (-19%), Tma 1917 (-4%), both 1664 (-17%);
-//   D = 3: library 1699, Split 1318 (-22%), Tma 1549 (-9%), both 1298 (-24%).
-// Split costs registers (D = 4: 227 -> 240; with Tma 255 and 28 bytes of spill, in the checked
-// steps only); Tma saves them (201). What the counts are worth in time only the GPU says: the
+//   D = 4: library 2007, Split 1632 (-19%), Tma 1944 (-3%), both 1677 (-16%);
+//   D = 3: library 1699, Split 1318 (-22%), Tma 1574 (-7%), both 1309 (-23%).
+// Split costs registers (D = 4: 227 -> 240; with Tma 255 and 40 bytes of spill, in the checked
+// steps only); Tma saves them (203). What the counts are worth in time only the GPU says: the
 // stream is also latency-bound, and the box loads change the memory pipe's traffic.
 // Tried and not kept (static counts, this file's form at the time): a third register set so
 // that no level copies its fresh plane (the sets rotating with period 3, three steps a pass):
@@ -102,18 +102,21 @@ __device__ __forceinline__ void box_load(void* dst, const CUtensorMap* map, int 
 
 // ---- The agent, with the two changes -------------------------------------------------------
 
-// Shared memory: planes first (two staging planes of u, D + 2 of b; each 16 KiB, so every plane
-// is 128-byte aligned for the boxes), then the edge rows as in the library, then two mbarriers.
+// Shared memory: planes first (the staging of u: two planes with Tma, one without; D + 2 of b;
+// each 16 KiB, so every plane is 128-byte aligned for the boxes), then the edge rows as in the
+// library, then (Tma) two mbarriers. Without Tma that is the library's size, so both get the
+// same split of the SM's memory between shared memory and L1.
 template <class T>
 constexpr std::size_t lean_plane_bytes = plane_stream_rows * 32 * sizeof(Lane<T>);
 template <class T>
-__host__ __device__ constexpr std::size_t lean_planes_bytes(int d) {
-  return (2 + static_cast<std::size_t>(d) + 2) * lean_plane_bytes<T>;
+__host__ __device__ constexpr std::size_t lean_planes_bytes(int d, bool tma) {
+  return ((tma ? 2 : 1) + static_cast<std::size_t>(d) + 2) * lean_plane_bytes<T>;
 }
 template <class T>
-__host__ __device__ constexpr std::size_t lean_shared_bytes(int d) {
-  return lean_planes_bytes<T>(d) + 4 * static_cast<std::size_t>(d) * (plane_stream_warps + 2) * 32 * sizeof(Lane<T>) +
-         2 * sizeof(std::uint64_t);
+__host__ __device__ constexpr std::size_t lean_shared_bytes(int d, bool tma) {
+  return lean_planes_bytes<T>(d, tma) +
+         4 * static_cast<std::size_t>(d) * (plane_stream_warps + 2) * 32 * sizeof(Lane<T>) +
+         (tma ? 2 * sizeof(std::uint64_t) : 0);
 }
 
 // `stream_planes` of agent/plane_stream.cuh with the two flags; everything else as there (its
@@ -171,9 +174,10 @@ __device__ __forceinline__ void stream_planes_lean(const S& s, const T* u, T* __
   // Staging plane j (0, 1) and ring slot s, as whole planes (the boxes' destinations) and as the
   // lane's view (row r at + 32 r).
   auto staged_plane = [&](int j) { return planes + j * plane_lanes; };
-  auto ring_plane = [&](int slot) { return planes + (2 + slot) * plane_lanes; };
-  Lane<T>* const edges = planes + (2 + slots) * plane_lanes;
-  std::uint64_t* const bars = reinterpret_cast<std::uint64_t*>(bytes + lean_planes_bytes<T>(D) +
+  constexpr int stagings = Tma ? 2 : 1;
+  auto ring_plane = [&](int slot) { return planes + (stagings + slot) * plane_lanes; };
+  Lane<T>* const edges = planes + (stagings + slots) * plane_lanes;
+  std::uint64_t* const bars = reinterpret_cast<std::uint64_t*>(bytes + lean_planes_bytes<T>(D, Tma) +
                                                                4 * D * (NW + 2) * 32 * sizeof(Lane<T>));
   auto edge = [&](int parity, int level, int w, int side) -> Lane<T>& {
     return edges[(((parity * D + level) * (NW + 2) + w + 1) * 2 + side) * 32 + lane];
@@ -190,8 +194,12 @@ __device__ __forceinline__ void stream_planes_lean(const S& s, const T* u, T* __
       if (issuer) {
         std::uint64_t* const bar = bars + (k & 1);
         barrier_expect(bar, 2 * static_cast<unsigned>(lean_plane_bytes<T>));
-        box_load(staged_plane(k & 1), u_map, box_x, box_y, k, bar);
-        box_load(ring_plane(slot), b_map, box_x, box_y - 1, k - 1, bar);
+        // A plane beyond the maps (the warm-up and drain at the top and bottom faces) is
+        // loaded clamped into them rather than as a box wholly outside: its values reach only
+        // points outside the box, which are restored, so any finite value does.
+        const int uz = k < 0 ? 0 : k > nz + 1 ? nz + 1 : k, bz = k - 1 < 0 ? 0 : k - 1 > nz - 1 ? nz - 1 : k - 1;
+        box_load(staged_plane(k & 1), u_map, box_x, box_y, uz, bar);
+        box_load(ring_plane(slot), b_map, box_x, box_y - 1, bz, bar);
       }
     } else {
       const std::int64_t at = k * g.plane;
@@ -205,7 +213,7 @@ __device__ __forceinline__ void stream_planes_lean(const S& s, const T* u, T* __
 #pragma unroll
       for (int r = 0; r < RW; ++r) {
         const bool read = b_read >> r & 1u;
-        copy_async_16(mine + (2 + slot) * plane_lanes + 32 * r, read ? b_lane + at + r * g.pitch : b + 1, read);
+        copy_async_16(mine + (stagings + slot) * plane_lanes + 32 * r, read ? b_lane + at + r * g.pitch : b + 1, read);
       }
       commit_copies();
     }
@@ -247,7 +255,7 @@ __device__ __forceinline__ void stream_planes_lean(const S& s, const T* u, T* __
       const Lane<T> north = edge(parity ^ 1, t - 1, warp - 1, 1);
       const Lane<T> south = edge(parity ^ 1, t - 1, warp + 1, 0);
       const int b_slot = slot - t < 0 ? slot - t + slots : slot - t;
-      const Lane<T>* const rhs_row = mine + (2 + b_slot) * plane_lanes;
+      const Lane<T>* const rhs_row = mine + (stagings + b_slot) * plane_lanes;
       Lane<T> next[RW];
 #pragma unroll
       for (int r = 0; r < RW; ++r) {
@@ -339,7 +347,7 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
   extern __shared__ __align__(128) unsigned char lean_bytes[];
   if constexpr (Tma) {
     if (threadIdx.x == 0 && threadIdx.y == 0) {
-      auto* bars = reinterpret_cast<std::uint64_t*>(lean_bytes + lean_shared_bytes<T>(D) - 2 * sizeof(std::uint64_t));
+      auto* bars = reinterpret_cast<std::uint64_t*>(lean_bytes + lean_shared_bytes<T>(D, true) - 2 * sizeof(std::uint64_t));
       barrier_init(bars);
       barrier_init(bars + 1);
       barrier_init_fence();
@@ -418,7 +426,7 @@ void launch_lean(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out, const D
   const CUtensorMap u_map = plane_map(u.origin() + 1 - G, g.nx + 1 + G, g.ny + 2, g.nz + 2, g);
   const CUtensorMap b_map = plane_map(b.origin() + g.plane + g.pitch + 1 - G, g.nx + G, g.ny, g.nz, g);
   auto kernel = lean_kernel<D, Tma, Split, S, T>;
-  const std::size_t bytes = lean_shared_bytes<T>(D);
+  const std::size_t bytes = lean_shared_bytes<T>(D, Tma);
   const std::int64_t resident = plane_stream_resident(kernel, bytes, D);
   const auto blocks = static_cast<unsigned>(std::min(resident, tiles * g.nz));
   kernel<<<blocks, dim3(32, plane_stream_warps), bytes>>>(s, u.origin(), out.origin(), b.origin(), g, tiles_x,
@@ -494,7 +502,7 @@ void compare(std::int64_t nx, std::int64_t ny, std::int64_t nz, int rounds = 2, 
       std::int64_t differing = 0;
       for (std::int64_t i = 0; i < total; ++i) differing += std::memcmp(&want[i], &have[i], 4) != 0;
       failures += differing != 0;
-      std::printf("  %-10s %.3f ms %.1f G/s  x%.3f of the library's time  differing %lld\n", name_of(v), ms,
+      std::printf("  %-10s %.3f ms %.1f G/s  speed-up %.3f over the library  differing %lld\n", name_of(v), ms,
                   points / ms / 1e6, ms_ref / ms, (long long)differing);
     }
   }
