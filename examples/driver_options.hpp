@@ -7,6 +7,7 @@
 #include <relax/control/report.hpp>
 #include <relax/problem/diffusion.hpp>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -105,8 +106,17 @@ inline const char* usage() {
 namespace detail {
 inline std::int64_t parse_int(const std::string& option, const std::string& text) {
   char* end = nullptr;
+  errno = 0;
   const long long v = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0') throw invalid_argument(option, text, "an integer");
+  if (errno == ERANGE) throw invalid_argument(option, text, "an integer within 64 bits");
+  return v;
+}
+//! An extent given on the command line (--nx, --ny, --nz): 0, which the problem reads as "n",
+//! is an error here like any other value below 3.
+inline std::int64_t parse_extent(const std::string& option, const std::string& text) {
+  const std::int64_t v = parse_int(option, text);
+  if (v < 3) throw invalid_argument(option, text, "at least 3 interior points per side");
   return v;
 }
 inline double parse_real(const std::string& option, const std::string& text) {
@@ -155,10 +165,10 @@ inline Options parse(const std::vector<std::string>& args) {
     const std::string& v = args[++k];
     if (opt == "--n") o.problem.n = detail::parse_int(opt, v);
     else if (opt == "--dims") o.problem.dims = detail::narrow(opt, detail::parse_int(opt, v));
-    else if (opt == "--nx") o.problem.nx = detail::parse_int(opt, v);
-    else if (opt == "--ny") o.problem.ny = detail::parse_int(opt, v);
+    else if (opt == "--nx") o.problem.nx = detail::parse_extent(opt, v);
+    else if (opt == "--ny") o.problem.ny = detail::parse_extent(opt, v);
     else if (opt == "--nz") {
-      o.problem.nz = detail::parse_int(opt, v);
+      o.problem.nz = detail::parse_extent(opt, v);
       o.problem.dims = 3;
     }
     else if (opt == "--r") o.problem.r = detail::parse_real(opt, v);

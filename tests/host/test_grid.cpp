@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 using relax::GridLayout;
 
@@ -97,6 +98,33 @@ TEST_CASE("boxes with an empty axis or a bad rank are rejected", "[grid][validat
   CHECK_THROWS_WITH(bad.validate(), Catch::Contains("rank 2 or 3"));
   CHECK(relax::Extents::cube(7, 3) == relax::Extents(7, 7, 7));
   CHECK(relax::Extents::cube(7) == relax::Extents(7, 7));
+}
+
+TEST_CASE("boxes whose storage would overflow 64-bit offsets are rejected, not wrapped", "[grid][validation]") {
+  constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  // (Catch2 v2 keeps references to the parts of a combined matcher: spelled out at each use.)
+#define RELAX_CHECK_OVERFLOWS(expression) \
+  CHECK_THROWS_WITH(expression, Catch::Contains("extents") && Catch::Contains("64-bit byte offsets"))
+  RELAX_CHECK_OVERFLOWS(GridLayout::of<float>(relax::Extents(max, 1)));
+  RELAX_CHECK_OVERFLOWS(GridLayout::of<float>(relax::Extents(1, max)));
+  RELAX_CHECK_OVERFLOWS(GridLayout::of<float>(relax::Extents(1, 1, max)));
+  RELAX_CHECK_OVERFLOWS(GridLayout::of<double>(relax::Extents(std::int64_t(1) << 31, std::int64_t(1) << 31)));
+  RELAX_CHECK_OVERFLOWS(GridLayout::of<float>(relax::Extents(1 << 21, 1 << 21, 1 << 21)));
+  // At the bound: a layout whose bytes just fit is accepted, and one more plane is not.
+  const std::int64_t plane = GridLayout::of<double>(relax::Extents(1000, 1000, 1)).plane;
+  const std::int64_t planes = max / 8 / plane;  // storage planes (the ring's two included) that fit
+  CHECK(GridLayout::of<double>(relax::Extents(1000, 1000, planes - 2)).size() <= max / 8);
+  RELAX_CHECK_OVERFLOWS(GridLayout::of<double>(relax::Extents(1000, 1000, planes - 1)));
+#undef RELAX_CHECK_OVERFLOWS
+}
+
+TEST_CASE("a host grid that cannot be allocated says so, naming the box", "[grid][validation]") {
+  // 2^60 floats: within 64-bit byte offsets, beyond any machine's memory.
+  CHECK_THROWS_WITH(relax::HostGrid<float>(relax::Extents(std::int64_t(1) << 40, std::int64_t(1) << 20)),
+                    Catch::Contains("host memory for a grid of 1099511627776 x 1048576 points") &&
+                        Catch::Contains("could not be allocated"));
+  CHECK_THROWS_AS(relax::HostGrid<float>(relax::Extents(std::int64_t(1) << 40, std::int64_t(1) << 20)),
+                  relax::unavailable_error);
 }
 
 TEST_CASE("equal shares tile the units, their sizes within one of each other", "[grid][streamed]") {

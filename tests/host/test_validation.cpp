@@ -50,6 +50,18 @@ TEST_CASE("problem parameters are validated", "[validation]") {
     CHECK(rejected_argument([&] { p.validate(); }) == "r");
     CHECK(rejected_argument([&] { relax::Stencil5<float> s(r); }) == "r");
   }
+  // An extent of 0 stands for n; a negative one is an error, not n.
+  p = {};
+  p.nx = 70;
+  p.ny = 0;
+  CHECK_NOTHROW(p.validate());
+  CHECK(p.extents() == relax::Extents(70, 512));
+  p.ny = -5;
+  CHECK(rejected_argument([&] { p.validate(); }) == "ny");
+  p = {};
+  p.dims = 3;
+  p.nz = -1;
+  CHECK(rejected_argument([&] { p.validate(); }) == "nz");
   p = {};
   p.steps = 0;
   CHECK(rejected_argument([&] { p.validate(); }) == "steps");
@@ -158,6 +170,11 @@ TEST_CASE("driver options: defaults, values and errors", "[validation][driver]")
 
   CHECK(rejected_option({"--n", "2"}) == "--n");
   CHECK(rejected_option({"--n", "12x"}) == "--n");
+  // Beyond 64 bits: an error, not the largest integer strtoll saturates to.
+  CHECK_THROWS_WITH(relax::driver::parse({"--n", "99999999999999999999"}),
+                    Catch::Contains("--n") && Catch::Contains("within 64 bits"));
+  CHECK_THROWS_WITH(relax::driver::parse({"--max-sweeps", "-99999999999999999999"}),
+                    Catch::Contains("--max-sweeps") && Catch::Contains("within 64 bits"));
   CHECK(rejected_option({"--r", "0"}) == "--r");
   CHECK(rejected_option({"--r", "nan"}) == "--r");
   CHECK(rejected_option({"--r", "abc"}) == "--r");
@@ -184,6 +201,11 @@ TEST_CASE("driver options: rectangular and 3D boxes", "[validation][driver][3d]"
   CHECK(rejected_option({"--dims", "4"}) == "--dims");
   CHECK(rejected_option({"--nx", "2"}) == "--nx");
   CHECK(rejected_option({"--nz", "1"}) == "--nz");
+  // 0 and negative extents are errors on the command line (the problem reads 0 as n).
+  CHECK(rejected_option({"--nz", "0"}) == "--nz");
+  CHECK(rejected_option({"--n", "5", "--dims", "3", "--nz", "0"}) == "--nz");
+  CHECK(rejected_option({"--nx", "-3", "--ny", "10"}) == "--nx");
+  CHECK(rejected_option({"--ny", "0"}) == "--ny");
 }
 
 TEST_CASE("driver backend: gpu without a device is an error naming --backend", "[validation][driver]") {

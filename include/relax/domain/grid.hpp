@@ -15,7 +15,7 @@
 //! In storage each row is padded so that the first interior point of every row starts a 128-byte
 //! line: coalesced warps then touch whole lines, and strategies can use aligned vector loads.
 //! Planes follow each other without extra padding. All offsets are 64-bit, so grids of more than
-//! 2³¹ points work.
+//! 2³¹ points work; a box whose storage would not fit in 64-bit byte offsets is rejected.
 
 #include <relax/config.hpp>
 #include <relax/core/error.hpp>
@@ -24,6 +24,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -92,11 +95,24 @@ struct GridLayout {
   Point origin;            //!< global index of interior point (halo, halo[, halo])
 
   //! The layout of a box of `T` with a ring `halo` cells wide.
+  //! \throws relax::invalid_argument for a bad box or ring, or a box whose storage (ring and
+  //! padding included) would not fit in 64-bit byte offsets.
   template <class T>
   static GridLayout of(const Extents& e, int halo = 1) {
     e.validate();
     detail::require(halo >= 1 && halo <= 64, "halo", halo, "a ring 1 to 64 cells wide");
     constexpr std::int64_t align = 128 / static_cast<std::int64_t>(sizeof(T));
+    // The storage in elements stays within `limit`, so every byte offset fits in 64 bits; the
+    // bounds are checked in an order in which no product overflows.
+    constexpr std::int64_t limit = std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(sizeof(T));
+    const std::int64_t ring = 2 * static_cast<std::int64_t>(halo), planes = e.rank == 3 ? e.nz : 1;
+    const bool sides_fit = e.nx <= limit - 2 * align - ring && e.ny <= limit - ring && planes <= limit - ring;
+    const std::int64_t pitch_bound = sides_fit ? (e.nx + ring + 2 * align - 1) / align * align : 1;  // ≥ the pitch
+    const bool fits = sides_fit && e.ny + ring <= limit / pitch_bound &&
+                      (e.rank == 2 || planes + ring <= limit / ((e.ny + ring) * pitch_bound));
+    if (!fits)
+      throw invalid_argument("extents", e.to_text(),
+                             "a box whose storage (ring and padding included) fits in 64-bit byte offsets");
     GridLayout l;
     l.extents = e;
     l.halo = halo;
@@ -165,7 +181,17 @@ class HostGrid {
  public:
   using value_type = T;
   HostGrid() = default;
-  explicit HostGrid(const GridLayout& l) : layout_(l), data_(static_cast<std::size_t>(l.size()), T(0)) {}
+  //! \throws relax::unavailable_error naming the box and its bytes where host memory for them
+  //! cannot be allocated.
+  explicit HostGrid(const GridLayout& l) : layout_(l) {
+    try {
+      data_.assign(static_cast<std::size_t>(l.size()), T(0));
+    } catch (const std::bad_alloc&) {
+      throw_no_memory(l);
+    } catch (const std::length_error&) {
+      throw_no_memory(l);
+    }
+  }
   explicit HostGrid(const Extents& e) : HostGrid(GridLayout::of<T>(e)) {}
   //! An `n × n` grid.
   explicit HostGrid(std::int64_t n) : HostGrid(GridLayout::of<T>(n)) {}
@@ -187,6 +213,12 @@ class HostGrid {
   const std::vector<T>& storage() const { return data_; }
 
  private:
+  [[noreturn]] static void throw_no_memory(const GridLayout& l) {
+    throw unavailable_error("host memory for a grid of " + l.extents.to_text() + " points (" +
+                            std::to_string(l.size()) + " elements of " + std::to_string(sizeof(T)) +
+                            " bytes, ring and padding included) could not be allocated");
+  }
+
   GridLayout layout_;
   std::vector<T> data_;
 };

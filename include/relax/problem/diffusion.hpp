@@ -58,6 +58,10 @@ struct DiffusionParams {
   void validate() const {
     detail::require(dims == 2 || dims == 3, "dims", dims, "2 or 3");
     detail::require(n >= 3, "n", n, "at least 3 interior points per side");
+    // 0 stands for n; anything below is an error, not n.
+    detail::require(nx >= 0, "nx", nx, "at least 3 interior points per side (0: n)");
+    detail::require(ny >= 0, "ny", ny, "at least 3 interior points per side (0: n)");
+    detail::require(nz >= 0, "nz", nz, "at least 3 interior points per side (0: n)");
     const Extents e = extents();
     detail::require(e.nx >= 3, "nx", e.nx, "at least 3 interior points per side");
     detail::require(e.ny >= 3, "ny", e.ny, "at least 3 interior points per side");
