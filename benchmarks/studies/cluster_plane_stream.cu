@@ -24,9 +24,13 @@
 #include <vector>
 #include <cstring>
 
+#include "study_support.cuh"
+
 namespace cg = cooperative_groups;
 using namespace relax;
 using namespace relax::detail;
+using study::fill;
+using study::time_ms;
 
 __device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
@@ -220,6 +224,7 @@ __device__ __forceinline__ void stream_cluster(const S& s, const T* u, T* __rest
       Lane<T> next[RW];
       T hx[RW][2];
       if constexpr (CX == 1) {
+        (void)hx;  // no x halo: the tile's own ghost columns, as in the plane stream
       } else if constexpr (grabbed) {
 #pragma unroll
         for (int r = 0; r < RW; ++r) hx[r][0] = last_x[r][0], hx[r][1] = last_x[r][1];
@@ -229,12 +234,11 @@ __device__ __forceinline__ void stream_cluster(const S& s, const T* u, T* __rest
 #pragma unroll
       for (int r = 0; r < RW; ++r) {
         const Lane<T> rhs = ring[(b_slot * R + r) * 32];
-        const T west_in = CX > 1 ? hx[r][0] : T(0), east_in = CX > 1 ? hx[r][1] : T(0);
         T west = __shfl_up_sync(0xffffffffu, c[r].v[W - 1], 1);
         T east = __shfl_down_sync(0xffffffffu, c[r].v[0], 1);
         if constexpr (CX > 1) {
-          west = lane == 0 ? west_in : west;
-          east = lane == 31 ? east_in : east;
+          west = lane == 0 ? hx[r][0] : west;
+          east = lane == 31 ? hx[r][1] : east;
         }
         const Lane<T>& n = r > 0 ? c[r > 0 ? r - 1 : 0] : north;
         const Lane<T>& so = r + 1 < RW ? c[r + 1 < RW ? r + 1 : r] : south;
@@ -349,22 +353,9 @@ float run_cluster(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out, const 
   cfg.gridDim = dim3(xtiles, CY * crows, tile_count(g.nz, planes));
   printf("  cluster %dx%d D=%d: %lld cluster rows, max active clusters %d, segments %lld (planes %lld), shared %zu\n",
          CX, CY, D, (long long)crows, clusters, (long long)segments, (long long)planes, bytes);
-  cudaEvent_t a, e; cudaEventCreate(&a); cudaEventCreate(&e);
-  RELAX_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, s, u.origin(), out.origin(), b.origin(), g, planes));
-  RELAX_CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEventRecord(a);
-  for (int i = 0; i < reps; ++i) cudaLaunchKernelEx(&cfg, kernel, s, u.origin(), out.origin(), b.origin(), g, planes);
-  cudaEventRecord(e);
-  RELAX_CUDA_CHECK(cudaEventSynchronize(e));
-  float ms; cudaEventElapsedTime(&ms, a, e);
-  return ms / reps;
-}
-
-__global__ void fill(float* p, std::int64_t n, unsigned seed) {
-  for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
-    unsigned h = (unsigned)i * 2654435761u ^ seed; h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
-    p[i] = (h & 0xffff) / 6553.6f;
-  }
+  return time_ms(reps, [&] {
+    RELAX_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, s, u.origin(), out.origin(), b.origin(), g, planes));
+  });
 }
 
 template <int D, int CX, int CY, bool Split = true>
@@ -378,13 +369,7 @@ void compare(std::int64_t nx, std::int64_t ny, std::int64_t nz, int forced = 0) 
   RELAX_CUDA_CHECK(cudaMemcpy(ref.data(), u.data(), total * 4, cudaMemcpyDeviceToDevice));
   RELAX_CUDA_CHECK(cudaMemcpy(got.data(), u.data(), total * 4, cudaMemcpyDeviceToDevice));
   const int reps = nx * ny * nz > 50'000'000 ? 20 : 3;
-  launch_plane_stream<D>(s, u, ref, b, nullptr, PlaneSchedule::segments);
-  RELAX_CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t a, ev; cudaEventCreate(&a); cudaEventCreate(&ev);
-  cudaEventRecord(a);
-  for (int i = 0; i < reps; ++i) launch_plane_stream<D>(s, u, ref, b, nullptr, PlaneSchedule::segments);
-  cudaEventRecord(ev); cudaEventSynchronize(ev);
-  float ms_ref; cudaEventElapsedTime(&ms_ref, a, ev); ms_ref /= reps;
+  const float ms_ref = time_ms(reps, [&] { launch_plane_stream<D>(s, u, ref, b, nullptr, PlaneSchedule::segments); });
   const float ms = run_cluster<D, CX, CY, Split>(s, u, got, b, reps, forced);
   std::vector<T> h1(total), h2(total);
   cudaMemcpy(h1.data(), ref.data(), total * 4, cudaMemcpyDeviceToHost);

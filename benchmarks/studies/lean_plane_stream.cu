@@ -44,6 +44,8 @@
 #include <relax/stencil/stencil7.hpp>
 #include <relax/strategy/column_stream.cuh>
 
+#include "study_support.cuh"
+
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
@@ -55,6 +57,8 @@
 
 using namespace relax;
 using namespace relax::detail;
+using study::fill;
+using study::time_ms;
 
 // ---- The tensor memory accelerator and mbarriers (sm_90) -------------------------------------
 
@@ -442,35 +446,6 @@ void launch(Variant v, const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out, c
     case Variant::tma: launch_lean<D, true, false>(s, u, out, b); break;
     case Variant::tma_split: launch_lean<D, true, true>(s, u, out, b); break;
   }
-}
-
-__global__ void fill(float* p, std::int64_t n, unsigned seed) {
-  for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (std::int64_t)gridDim.x * blockDim.x) {
-    unsigned h = (unsigned)i * 2654435761u ^ seed;
-    h ^= h >> 13;
-    h *= 0x5bd1e995u;
-    h ^= h >> 15;
-    p[i] = (h & 0xffff) / 6553.6f;
-  }
-}
-
-template <class F>
-float time_ms(int reps, F&& f) {
-  f();
-  RELAX_CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t a, e;
-  RELAX_CUDA_CHECK(cudaEventCreate(&a));
-  RELAX_CUDA_CHECK(cudaEventCreate(&e));
-  RELAX_CUDA_CHECK(cudaEventRecord(a));
-  for (int i = 0; i < reps; ++i) f();
-  RELAX_CUDA_CHECK(cudaEventRecord(e));
-  RELAX_CUDA_CHECK(cudaEventSynchronize(e));
-  float ms = 0;
-  RELAX_CUDA_CHECK(cudaEventElapsedTime(&ms, a, e));
-  RELAX_CUDA_CHECK(cudaEventDestroy(a));
-  RELAX_CUDA_CHECK(cudaEventDestroy(e));
-  return ms / reps;
 }
 
 int failures = 0;

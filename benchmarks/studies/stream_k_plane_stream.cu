@@ -26,6 +26,8 @@
 #include <relax/stencil/stencil7.hpp>
 #include <relax/strategy/column_stream.cuh>
 
+#include "study_support.cuh"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -33,6 +35,8 @@
 
 using namespace relax;
 using namespace relax::detail;
+using study::fill;
+using study::time_ms;
 
 // The tile `tile` (x tiles fastest) of a box `g` at depth D: its first loaded column and row.
 template <int D, class T>
@@ -100,34 +104,6 @@ bool launch(Schedule schedule, const S& s, const DeviceGrid<T>& u, DeviceGrid<T>
   }
   RELAX_CUDA_CHECK_LAUNCH();
   return true;
-}
-
-__global__ void fill(float* p, std::int64_t n, unsigned seed) {
-  for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
-    unsigned h = (unsigned)i * 2654435761u ^ seed;
-    h ^= h >> 13;
-    h *= 0x5bd1e995u;
-    h ^= h >> 15;
-    p[i] = (h & 0xffff) / 6553.6f;
-  }
-}
-
-template <class F>
-float time_ms(int reps, F&& f) {
-  f();
-  RELAX_CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t a, e;
-  cudaEventCreate(&a);
-  cudaEventCreate(&e);
-  cudaEventRecord(a);
-  for (int i = 0; i < reps; ++i) f();
-  cudaEventRecord(e);
-  RELAX_CUDA_CHECK(cudaEventSynchronize(e));
-  float ms = 0;
-  cudaEventElapsedTime(&ms, a, e);
-  cudaEventDestroy(a);
-  cudaEventDestroy(e);
-  return ms / reps;
 }
 
 template <int D>
