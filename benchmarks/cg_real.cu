@@ -6,6 +6,7 @@
 //   pipelined_over_standard_iterations_max  the largest Pipelined / Unfused iteration ratio
 // with one record per matrix and variant. Usage: relax_cg_real <tests/data folder> <out.json>;
 // without a GPU it runs the reference backend's standard and pipelined CG and says so.
+#include "json_text.hpp"
 #include "real_matrices.hpp"
 
 #include <relax/core/device.hpp>
@@ -60,18 +61,20 @@ void write_json(const std::string& path, const std::vector<Run>& runs, int conve
                 bool gpu) {
   std::ofstream out(path);
   if (!out) throw relax::invalid_argument("output path", path, "a writable file");
-  out.precision(6);
-  out << "{\n  \"backend\": \"" << (gpu ? "gpu" : "reference (no GPU present)") << "\",\n"
+  using relax::json::number;
+  using relax::json::quoted;
+  out << "{\n  \"backend\": " << quoted(gpu ? "gpu" : "reference (no GPU present)") << ",\n"
       << "  \"tolerance\": 1e-08,\n  \"cg_real_matrices_converged\": " << converged
       << ",\n  \"cg_real_matrices_total\": " << total
-      << ",\n  \"pipelined_over_standard_iterations_max\": " << ratio_max << ",\n  \"runs\": [\n";
+      << ",\n  \"pipelined_over_standard_iterations_max\": " << number(ratio_max) << ",\n  \"runs\": [\n";
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const auto& r = runs[k].report;
-    out << "    {\"matrix\": \"" << runs[k].matrix << "\", \"variant\": \"" << runs[k].variant << "\", \"status\": \""
-        << relax::to_string(r.status) << "\", \"iterations\": " << r.iterations
-        << ", \"recurrence_residual\": " << r.relative_residual()
-        << ", \"true_residual\": " << r.relative_true_residual() << ", \"restarts\": " << r.restarts
-        << ", \"switched_at\": " << r.switched_at << ", \"time_ms\": " << r.time_ms << "}"
+    // A residual that is not finite (a breakdown) is written as null: JSON has no NaN.
+    out << "    {\"matrix\": " << quoted(runs[k].matrix) << ", \"variant\": " << quoted(runs[k].variant)
+        << ", \"status\": " << quoted(relax::to_string(r.status)) << ", \"iterations\": " << r.iterations
+        << ", \"recurrence_residual\": " << number(r.relative_residual())
+        << ", \"true_residual\": " << number(r.relative_true_residual()) << ", \"restarts\": " << r.restarts
+        << ", \"switched_at\": " << r.switched_at << ", \"time_ms\": " << number(r.time_ms) << "}"
         << (k + 1 < runs.size() ? "," : "") << "\n";
   }
   out << "  ]\n}\n";

@@ -5,6 +5,7 @@
 // there is no GPU. Prints each step's sweeps, ρ and time, a summary, and optionally a JSON report.
 
 #include "driver_options.hpp"
+#include "json_text.hpp"
 
 #include <relax/relax.hpp>
 #if RELAX_DRIVER_NCCL
@@ -47,21 +48,23 @@ void write_json(const std::string& path, const Options& o, const std::string& ba
   std::ofstream out(path);
   if (!out) throw relax::invalid_argument("--json", path, "a file that can be written");
   const relax::Extents e = o.problem.extents();
+  using relax::json::number;
+  using relax::json::quoted;
   out << "{\n  \"n\": " << o.problem.n << ",\n  \"dims\": " << e.rank << ",\n  \"nx\": " << e.nx
-      << ",\n  \"ny\": " << e.ny << ",\n  \"nz\": " << e.nz << ",\n  \"r\": " << o.problem.r << ",\n  \"source\": \""
-      << relax::to_string(o.problem.source) << "\",\n  \"precision\": \""
-      << (o.precision == Precision::float32 ? "float" : "double") << "\",\n  \"tol\": "
-      << o.solve.tol << ",\n  \"check_interval\": " << o.check_interval << ",\n  \"strategy\": \"" << strategy_text(o)
-      << "\",\n  \"checks\": \"" << relax::to_string(o.solve.checks) << "\",\n  \"backend\": \""
-      << backend << "\",\n  \"device\": \"" << device << "\",\n  \"converged\": "
-      << (run.converged() ? "true" : "false") << ",\n  \"total_sweeps\": " << run.sweeps()
-      << ",\n  \"time_ms\": " << run.time_ms << ",\n  \"gups\": " << run.gups()
-      << ",\n  \"steps\": [";
+      << ",\n  \"ny\": " << e.ny << ",\n  \"nz\": " << e.nz << ",\n  \"r\": " << number(o.problem.r)
+      << ",\n  \"source\": " << quoted(relax::to_string(o.problem.source))
+      << ",\n  \"precision\": " << quoted(o.precision == Precision::float32 ? "float" : "double")
+      << ",\n  \"tol\": " << number(o.solve.tol) << ",\n  \"check_interval\": " << o.check_interval
+      << ",\n  \"strategy\": " << quoted(strategy_text(o)) << ",\n  \"checks\": "
+      << quoted(relax::to_string(o.solve.checks)) << ",\n  \"backend\": " << quoted(backend)
+      << ",\n  \"device\": " << quoted(device) << ",\n  \"converged\": " << (run.converged() ? "true" : "false")
+      << ",\n  \"total_sweeps\": " << run.sweeps() << ",\n  \"time_ms\": " << number(run.time_ms)
+      << ",\n  \"gups\": " << number(run.gups()) << ",\n  \"steps\": [";
   for (std::size_t k = 0; k < run.steps.size(); ++k) {
     const auto& s = run.steps[k];
-    out << (k ? ",\n" : "\n") << "    {\"sweeps\": " << s.sweeps << ", \"rho\": " << s.rho
-        << ", \"time_ms\": " << s.time_ms << ", \"status\": \"" << relax::to_string(s.status)
-        << "\"}";
+    out << (k ? ",\n" : "\n") << "    {\"sweeps\": " << s.sweeps << ", \"rho\": " << number(s.rho)
+        << ", \"time_ms\": " << number(s.time_ms) << ", \"status\": " << quoted(relax::to_string(s.status))
+        << "}";
   }
   out << "\n  ]\n}\n";
 }
