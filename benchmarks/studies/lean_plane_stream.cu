@@ -494,9 +494,10 @@ int main(int argc, char** argv) {
     compare<4>(512, 512, 512, 1, 1);
     return failures == 0 ? 0 : 1;
   }
-  // Awkward boxes first (bits): one plane, one row, partial tiles on every axis, a box narrower
-  // than a tile, D from 1 to 4.
+  // Awkward boxes first (bits): one plane, one row, one column, partial tiles on every axis, a
+  // box narrower than a tile, D from 1 to 4.
   compare<4>(33, 17, 5);
+  compare<2>(70, 40, 1);
   compare<3>(1, 1, 64);
   compare<1>(130, 1, 7);
   compare<2>(250, 49, 61);
