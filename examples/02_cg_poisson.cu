@@ -44,8 +44,11 @@ bool gpu_solve(const char* name, std::int64_t n, const std::vector<double>& b,
 
 int main(int argc, char** argv) {
   try {
-    const std::int64_t n = argc > 1 ? std::atoll(argv[1]) : 256;
-    relax::detail::require(n >= 1 && n <= 8192, "n", n, "1 to 8192 unknowns per side");
+    // The first argument, if any: unknowns per side (all of it a number in range).
+    const std::string text = argc > 1 ? argv[1] : "256";
+    char* end = nullptr;
+    const long long n = std::strtoll(text.c_str(), &end, 10);
+    relax::detail::require(!text.empty() && *end == '\0' && n >= 1 && n <= 8192, "n", text, "1 to 8192 unknowns per side");
     const relax::reference::Poisson5<double> a(n);
     std::vector<double> exact(static_cast<std::size_t>(a.size())), b(exact.size());
     for (std::size_t k = 0; k < exact.size(); ++k) exact[k] = std::sin(0.001 * double(k) + 1.0);

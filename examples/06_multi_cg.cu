@@ -87,8 +87,11 @@ std::vector<int> parse_devices(const char* text) {
 
 int main(int argc, char** argv) {
   try {
-    const std::int64_t n = argc > 1 ? std::atoll(argv[1]) : 200;
-    relax::detail::require(n >= 2 && n <= 4096, "n", n, "2 to 4096 unknowns per side");
+    // The first argument, if any: unknowns per side (all of it a number in range).
+    const std::string text = argc > 1 ? argv[1] : "200";
+    char* end = nullptr;
+    const long long n = std::strtoll(text.c_str(), &end, 10);
+    relax::detail::require(!text.empty() && *end == '\0' && n >= 2 && n <= 4096, "n", text, "2 to 4096 unknowns per side");
     const std::vector<int> devices = parse_devices(argc > 2 ? argv[2] : "0,0");
     const relax::Csr<double> a = poisson_csr(n);
     std::vector<double> exact(static_cast<std::size_t>(a.rows)), b(exact.size());
