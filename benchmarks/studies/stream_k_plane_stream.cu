@@ -136,7 +136,7 @@ void compare(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
       cudaMemcpy(have.data(), got.data(), total * 4, cudaMemcpyDeviceToHost);
       std::int64_t differing = 0;
       for (std::int64_t i = 0; i < total; ++i) differing += std::memcmp(&want[i], &have[i], 4) != 0;
-      printf("  %-16s %.3f ms %.1f G/s  x%.3f of the segments' time  differing %lld\n", name, ms,
+      printf("  %-16s %.3f ms %.1f G/s  speed-up %.3f over the segments  differing %lld\n", name, ms,
              points / ms / 1e6, ms_ref / ms, (long long)differing);
     }
   }
