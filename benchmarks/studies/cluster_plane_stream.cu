@@ -29,7 +29,6 @@
 namespace cg = cooperative_groups;
 using namespace relax;
 using namespace relax::detail;
-using study::fill;
 using study::time_ms;
 
 __device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }
@@ -360,22 +359,13 @@ float run_cluster(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out, const 
 
 template <int D, int CX, int CY, bool Split = true>
 void compare(std::int64_t nx, std::int64_t ny, std::int64_t nz, int forced = 0) {
-  using T = float;
-  const Extents e(nx, ny, nz);
-  const Stencil7<T> s(10.0);
-  DeviceGrid<T> u(e), b(e), ref(e), got(e);
-  const std::int64_t total = u.layout().size();
-  fill<<<1024, 256>>>(u.data(), total, 1); fill<<<1024, 256>>>(b.data(), total, 2);
-  RELAX_CUDA_CHECK(cudaMemcpy(ref.data(), u.data(), total * 4, cudaMemcpyDeviceToDevice));
-  RELAX_CUDA_CHECK(cudaMemcpy(got.data(), u.data(), total * 4, cudaMemcpyDeviceToDevice));
+  const Stencil7<float> s(10.0);
+  study::Box box(Extents(nx, ny, nz));
   const int reps = nx * ny * nz > 50'000'000 ? 20 : 3;
-  const float ms_ref = time_ms(reps, [&] { launch_plane_stream<D>(s, u, ref, b, nullptr, PlaneSchedule::segments); });
-  const float ms = run_cluster<D, CX, CY, Split>(s, u, got, b, reps, forced);
-  std::vector<T> h1(total), h2(total);
-  cudaMemcpy(h1.data(), ref.data(), total * 4, cudaMemcpyDeviceToHost);
-  cudaMemcpy(h2.data(), got.data(), total * 4, cudaMemcpyDeviceToHost);
-  std::int64_t diff = 0;
-  for (std::int64_t i = 0; i < total; ++i) diff += std::memcmp(&h1[i], &h2[i], 4) != 0;
+  const float ms_ref =
+      time_ms(reps, [&] { launch_plane_stream<D>(s, box.u, box.ref, box.b, nullptr, PlaneSchedule::segments); });
+  const float ms = run_cluster<D, CX, CY, Split>(s, box.u, box.got, box.b, reps, forced);
+  const std::int64_t diff = box.differing();
   const double pts = double(nx) * ny * nz * D;
   printf("%lldx%lldx%lld D=%d cluster %dx%d split %d: differing %lld | plane stream %.3f ms %.1f G/s | cluster %.3f ms %.1f G/s | x%.3f\n",
          (long long)nx, (long long)ny, (long long)nz, D, CX, CY, (int)Split, (long long)diff, ms_ref, pts / ms_ref / 1e6, ms,

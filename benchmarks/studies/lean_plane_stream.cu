@@ -57,7 +57,6 @@
 
 using namespace relax;
 using namespace relax::detail;
-using study::fill;
 using study::time_ms;
 
 // ---- The tensor memory accelerator and mbarriers (sm_90) -------------------------------------
@@ -454,28 +453,18 @@ int failures = 0;
 // interleaved). The whole output array is compared, ring and padding included.
 template <int D>
 void compare(std::int64_t nx, std::int64_t ny, std::int64_t nz, int rounds = 2, int reps = 0) {
-  using T = float;
-  const Extents e(nx, ny, nz);
-  const Stencil7<T> s(10.0);
-  DeviceGrid<T> u(e), b(e), ref(e), got(e);
-  const std::int64_t total = u.layout().size();
-  fill<<<1024, 256>>>(u.data(), total, 1);
-  fill<<<1024, 256>>>(b.data(), total, 2);
-  RELAX_CUDA_CHECK(cudaMemcpy(ref.data(), u.data(), total * 4, cudaMemcpyDeviceToDevice));
+  const Stencil7<float> s(10.0);
+  study::Box box(Extents(nx, ny, nz));
   if (reps == 0) reps = nx * ny * nz > 50'000'000 ? 20 : 5;
   const double points = double(nx) * ny * nz * D;
-  std::vector<T> want(total), have(total);
   for (int round = 0; round < rounds; ++round) {
-    const float ms_ref = time_ms(reps, [&] { launch<D>(Variant::library, s, u, ref, b); });
-    RELAX_CUDA_CHECK(cudaMemcpy(want.data(), ref.data(), total * 4, cudaMemcpyDeviceToHost));
+    const float ms_ref = time_ms(reps, [&] { launch<D>(Variant::library, s, box.u, box.ref, box.b); });
     std::printf("%lldx%lldx%lld D=%d round %d: library stream-K %.3f ms %.1f G/s\n", (long long)nx, (long long)ny,
                 (long long)nz, D, round, ms_ref, points / ms_ref / 1e6);
     for (Variant v : {Variant::split, Variant::tma, Variant::tma_split}) {
-      RELAX_CUDA_CHECK(cudaMemcpy(got.data(), u.data(), total * 4, cudaMemcpyDeviceToDevice));
-      const float ms = time_ms(reps, [&] { launch<D>(v, s, u, got, b); });
-      RELAX_CUDA_CHECK(cudaMemcpy(have.data(), got.data(), total * 4, cudaMemcpyDeviceToHost));
-      std::int64_t differing = 0;
-      for (std::int64_t i = 0; i < total; ++i) differing += std::memcmp(&want[i], &have[i], 4) != 0;
+      box.reset();
+      const float ms = time_ms(reps, [&] { launch<D>(v, s, box.u, box.got, box.b); });
+      const std::int64_t differing = box.differing();
       failures += differing != 0;
       std::printf("  %-10s %.3f ms %.1f G/s  speed-up %.3f over the library  differing %lld\n", name_of(v), ms,
                   points / ms / 1e6, ms_ref / ms, (long long)differing);

@@ -35,7 +35,6 @@
 
 using namespace relax;
 using namespace relax::detail;
-using study::fill;
 using study::time_ms;
 
 // The tile `tile` (x tiles fastest) of a box `g` at depth D: its first loaded column and row.
@@ -108,36 +107,26 @@ bool launch(Schedule schedule, const S& s, const DeviceGrid<T>& u, DeviceGrid<T>
 
 template <int D>
 void compare(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
-  using T = float;
-  const Extents e(nx, ny, nz);
-  const Stencil7<T> s(10.0);
-  DeviceGrid<T> u(e), b(e), ref(e), got(e);
-  const std::int64_t total = u.layout().size();
-  fill<<<1024, 256>>>(u.data(), total, 1);
-  fill<<<1024, 256>>>(b.data(), total, 2);
-  RELAX_CUDA_CHECK(cudaMemcpy(ref.data(), u.data(), total * 4, cudaMemcpyDeviceToDevice));
+  const Stencil7<float> s(10.0);
+  study::Box box(Extents(nx, ny, nz));
   const int reps = nx * ny * nz > 50'000'000 ? 20 : 5;
   const double points = double(nx) * ny * nz * D;
-  std::vector<T> want(total), have(total);
   // Interleaved, twice: the plane stream, then each schedule.
   for (int round = 0; round < 2; ++round) {
-    const float ms_ref = time_ms(reps, [&] { launch_plane_stream<D>(s, u, ref, b, nullptr, PlaneSchedule::segments); });
-    cudaMemcpy(want.data(), ref.data(), total * 4, cudaMemcpyDeviceToHost);
+    const float ms_ref =
+        time_ms(reps, [&] { launch_plane_stream<D>(s, box.u, box.ref, box.b, nullptr, PlaneSchedule::segments); });
     printf("%lldx%lldx%lld D=%d round %d: segments %.3f ms %.1f G/s\n", (long long)nx, (long long)ny,
            (long long)nz, D, round, ms_ref, points / ms_ref / 1e6);
     for (Schedule schedule : {Schedule::stream_k, Schedule::heads_tails}) {
       const char* name = schedule == Schedule::stream_k ? "stream-K" : "heads and tails";
-      RELAX_CUDA_CHECK(cudaMemcpy(got.data(), u.data(), total * 4, cudaMemcpyDeviceToDevice));
-      if (!launch<D>(schedule, s, u, got, b, round == 0)) {
+      box.reset();
+      if (!launch<D>(schedule, s, box.u, box.got, box.b, round == 0)) {
         printf("  %s: not applicable (tiles >= blocks)\n", name);
         continue;
       }
-      const float ms = time_ms(reps, [&] { launch<D>(schedule, s, u, got, b, false); });
-      cudaMemcpy(have.data(), got.data(), total * 4, cudaMemcpyDeviceToHost);
-      std::int64_t differing = 0;
-      for (std::int64_t i = 0; i < total; ++i) differing += std::memcmp(&want[i], &have[i], 4) != 0;
+      const float ms = time_ms(reps, [&] { launch<D>(schedule, s, box.u, box.got, box.b, false); });
       printf("  %-16s %.3f ms %.1f G/s  speed-up %.3f over the segments  differing %lld\n", name, ms,
-             points / ms / 1e6, ms_ref / ms, (long long)differing);
+             points / ms / 1e6, ms_ref / ms, (long long)box.differing());
     }
   }
 }

@@ -2,8 +2,11 @@
 // What the studies of benchmarks/studies/ share: one pseudo-random fill of a grid's storage (the
 // same values in every study, so their bit comparisons start alike) and the mean time of a launch.
 #include <relax/core/cuda_check.hpp>
+#include <relax/domain/device_grid.hpp>
 
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
 namespace study {
 
@@ -38,5 +41,30 @@ float time_ms(int reps, F&& f) {
   RELAX_CUDA_CHECK(cudaEventDestroy(e));
   return ms / reps;
 }
+
+// A float box for a bit comparison: u and b filled (seeds 1 and 2), `ref` a copy of u for the
+// kernel compared against, `got` one for the kernel under study (`reset` copies u into it again).
+struct Box {
+  relax::DeviceGrid<float> u, b, ref, got;
+  explicit Box(const relax::Extents& e) : u(e), b(e), ref(e), got(e) {
+    fill<<<1024, 256>>>(u.data(), total(), 1);
+    fill<<<1024, 256>>>(b.data(), total(), 2);
+    RELAX_CUDA_CHECK_LAUNCH();
+    RELAX_CUDA_CHECK(cudaMemcpy(ref.data(), u.data(), bytes(), cudaMemcpyDeviceToDevice));
+    reset();
+  }
+  std::int64_t total() const { return u.layout().size(); }
+  std::size_t bytes() const { return static_cast<std::size_t>(total()) * sizeof(float); }
+  void reset() { RELAX_CUDA_CHECK(cudaMemcpy(got.data(), u.data(), bytes(), cudaMemcpyDeviceToDevice)); }
+  // Points of the whole storage (ring and padding included) whose bits differ between ref and got.
+  std::int64_t differing() const {
+    std::vector<float> want(total()), have(total());
+    RELAX_CUDA_CHECK(cudaMemcpy(want.data(), ref.data(), bytes(), cudaMemcpyDeviceToHost));
+    RELAX_CUDA_CHECK(cudaMemcpy(have.data(), got.data(), bytes(), cudaMemcpyDeviceToHost));
+    std::int64_t count = 0;
+    for (std::int64_t i = 0; i < total(); ++i) count += std::memcmp(&want[i], &have[i], sizeof(float)) != 0;
+    return count;
+  }
+};
 
 }  // namespace study

@@ -102,23 +102,23 @@ struct GridLayout {
     e.validate();
     detail::require(halo >= 1 && halo <= 64, "halo", halo, "a ring 1 to 64 cells wide");
     constexpr std::int64_t align = 128 / static_cast<std::int64_t>(sizeof(T));
-    // The storage in elements stays within `limit`, so every byte offset fits in 64 bits; the
-    // bounds are checked in an order in which no product overflows.
-    constexpr std::int64_t limit = std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(sizeof(T));
-    const std::int64_t ring = 2 * static_cast<std::int64_t>(halo), planes = e.rank == 3 ? e.nz : 1;
-    const bool sides_fit = e.nx <= limit - 2 * align - ring && e.ny <= limit - ring && planes <= limit - ring;
-    const std::int64_t pitch_bound = sides_fit ? (e.nx + ring + 2 * align - 1) / align * align : 1;  // ≥ the pitch
-    const bool fits = sides_fit && e.ny + ring <= limit / pitch_bound &&
-                      (e.rank == 2 || planes + ring <= limit / ((e.ny + ring) * pitch_bound));
-    if (!fits)
-      throw invalid_argument("extents", e.to_text(),
-                             "a box whose storage (ring and padding included) fits in 64-bit byte offsets");
     GridLayout l;
     l.extents = e;
     l.halo = halo;
     l.lead = (align - halo % align) % align;  // puts (i, halo) on an aligned address
-    l.pitch = (l.lead + e.nx + 2 * halo + align - 1) / align * align;
-    l.plane = (e.ny + 2 * halo) * l.pitch;
+    // The storage in elements stays within `limit`, so every byte offset fits in 64 bits; each
+    // bound is checked before the product it guards is formed.
+    constexpr std::int64_t limit = std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(sizeof(T));
+    const std::int64_t ring = 2 * static_cast<std::int64_t>(halo);
+    const auto overflow = [&] {
+      throw invalid_argument("extents", e.to_text(),
+                             "a box whose storage (ring and padding included) fits in 64-bit byte offsets");
+    };
+    if (e.nx > limit - l.lead - ring - align || e.ny > limit - ring || e.nz > limit - ring) overflow();
+    l.pitch = (l.lead + e.nx + ring + align - 1) / align * align;
+    if (e.ny + ring > limit / l.pitch) overflow();
+    l.plane = (e.ny + ring) * l.pitch;
+    if (l.planes() > limit / l.plane) overflow();
     return l;
   }
   //! The layout of an `n × n` square of `T` (a one-cell ring).
