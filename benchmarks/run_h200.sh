@@ -19,10 +19,15 @@
 # relax_study_lean_stream; benchmarks/studies/) with no arguments, each one's output in
 # $OUT/NAME.txt.
 #
+# BUILD_DIR (default build/h200) is the build tree, and CUDA_DEFINES extra flags for nvcc in a
+# fresh one (e.g. a tuning switch, CUDA_DEFINES=-DRELAX_TUNING_PLANE_STREAM_SPLIT=1 with
+# BUILD_DIR=build/h200-split and OUT=$OUT/split, so one call builds and runs both forms of the
+# library; give each run its share of the call with RUN_BUDGET).
+#
 # That machine installs nothing: Catch2 v2's header must be carried in .deps/include (see README).
 set -uo pipefail
 OUT=${OUT:-$PWD/build/h200-out}
-BUILD=build/h200
+BUILD=${BUILD_DIR:-build/h200}
 LOGS=$OUT/logs
 mkdir -p "$LOGS"
 stages=${*:-build test large sanitize bench}
@@ -43,10 +48,10 @@ timed() {
 stage_build() {
   step configure and build
   cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DRELAX_CUDA_ARCHITECTURES=90 \
-    > "$LOGS/configure.log" 2>&1 &&
+    ${CUDA_DEFINES:+"-DCMAKE_CUDA_FLAGS=$CUDA_DEFINES"} > "$LOGS/configure.log" 2>&1 &&
   # shellcheck disable=SC2086
   cmake --build $BUILD -j "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} > "$LOGS/build.log" 2>&1 ||
-    { tail -40 "$LOGS/configure.log" "$LOGS/build.log"; exit 1; }
+    { tail -n 40 "$LOGS/configure.log" "$LOGS/build.log" 2>/dev/null; exit 1; }
 }
 stage_test() {
   step tests

@@ -33,6 +33,9 @@
 // D = 3, 659 -> 651 instructions a step with Split, still 32-56 MOVs a step; D = 4 spills 84
 // bytes. Checked and unchecked pairs in separate loops: no fewer (ptxas copies the register
 // sets at the unchecked loop's top instead).
+// The library carries Split itself, behind `tuning::plane_stream_split` (off until measured;
+// RELAX_TUNING_PLANE_STREAM_SPLIT=1 turns it on, and the "library" rows below are then split too:
+// the output's first line says which).
 // Both variants use the stream-K schedule (`plane_share`, `plane_piece`), as the library does
 // from D = 3; the comparison is with the library's stream-K kernel, and it compares bits too.
 //
@@ -477,7 +480,8 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   RELAX_CUDA_CHECK(cudaGetDevice(&device));
   RELAX_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  std::printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  std::printf("%s, %d SMs; the library's plane stream built with tuning::plane_stream_split = %d\n", prop.name,
+              prop.multiProcessorCount, int(tuning::plane_stream_split));
   if (argc > 1 && std::strcmp(argv[1], "--one") == 0) {
     // For Nsight Compute: 512^3, D = 4, each kernel launched twice (a warm-up and one timed).
     compare<4>(512, 512, 512, 1, 1);

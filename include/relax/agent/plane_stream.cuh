@@ -97,6 +97,7 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
   constexpr int G = plane_ghost_columns<D, T>;
   constexpr int slots = D + 2;
   constexpr unsigned whole = (1u << W) - 1;
+  constexpr bool split = tuning::plane_stream_split;
   static_assert(plane_rows_kept<D> >= 1, "relax: the 3D stream's ghost rows leave no row to store");
 
   // Which of the lane's columns and of the warp's rows lie in the grid, in its interior, and are
@@ -185,7 +186,12 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
   // computes every level, also a warp whose rows no stored point needs at that level (the first
   // and last warps at the deepest levels): a branch around it would cost every warp register
   // copies at the join.
-  auto step = [&](int k, Lane<T> (&up)[D][RW], Lane<T> (&mid)[D][RW]) {
+  //
+  // `checked` (std::true_type or std::false_type) says whether a level's plane may lie outside the
+  // box; with `tuning::plane_stream_split` the steps whose planes all lie in it run a copy
+  // without that check (see the loop below).
+  auto step = [&](auto checked, int k, Lane<T> (&up)[D][RW], Lane<T> (&mid)[D][RW]) {
+    constexpr bool Checked = decltype(checked)::value;
     const int parity = k & 1;
     const int next_slot = slot + 1 == slots ? 0 : slot + 1;
     wait_copies<1>();  // plane k of u is staged (its b, first read at step k + 1, may still be on its way)
@@ -222,15 +228,19 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
           next[r].v[q] = s.update(nb, point(p, r, q), rhs.v[q]);
         }
       }
-      if (p < 1 || p > nz) {  // a plane outside the interior keeps its value (the same for the whole block)
+      if (Checked && (p < 1 || p > nz)) {  // a plane outside the interior keeps its value (the same for the whole block)
 #pragma unroll
         for (int r = 0; r < RW; ++r) next[r] = c[r];
       } else if (keeps != 0) {  // so do the lane's points outside the interior
+        // With the split, opaque here too: with the registers the unchecked steps leave, ptxas
+        // would otherwise hoist the mask's 16 bits into 16 registers for the whole stream.
+        unsigned mask = keeps;
+        if constexpr (split) asm volatile("" : "+r"(mask));
 #pragma unroll
         for (int r = 0; r < RW; ++r)
 #pragma unroll
           for (int q = 0; q < W; ++q)
-            if (keeps >> (r * W + q) & 1u) next[r].v[q] = c[r].v[q];
+            if (mask >> (r * W + q) & 1u) next[r].v[q] = c[r].v[q];
       }
 #pragma unroll
       for (int r = 0; r < RW; ++r) up[t - 1][r] = fresh[r];
@@ -264,8 +274,18 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
 #pragma unroll
     for (int r = 0; r < RW; ++r) even[t][r] = odd[t][r] = Lane<T>{};
   for (int k = first; k < end; k += 2) {
-    step(k, even, odd);
-    if (k + 1 < end) step(k + 1, odd, even);
+    if constexpr (split) {
+      // Steps k and k + 1 compute planes k - D .. k: where those all lie in [1, nz] (every pair
+      // but the first and last few of a stream that meets the box's top or bottom face) neither
+      // checks its plane.
+      if (k - D >= 1 && k <= nz && k + 1 < end) {
+        step(std::false_type{}, k, even, odd);
+        step(std::false_type{}, k + 1, odd, even);
+        continue;
+      }
+    }
+    step(std::true_type{}, k, even, odd);
+    if (k + 1 < end) step(std::true_type{}, k + 1, odd, even);
   }
   wait_copies<0>();  // nothing may land in the caller's shared memory after the return
 }
