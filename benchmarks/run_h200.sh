@@ -17,7 +17,8 @@
 # docs/results/h200/experiment.csv, and leaves the CSV, and the report and plots in
 # experiment.tgz, under $OUT. The study stage runs the studies named in STUDIES (default
 # relax_study_lean_stream; benchmarks/studies/) with no arguments, each one's output in
-# $OUT/NAME.txt.
+# $OUT/NAME.txt; with STUDY_NCU set, also Nsight Compute's full set on NAME --one (a study that
+# takes it: relax_study_lean_stream) in $OUT/NAME-ncu.txt.
 #
 # BUILD_DIR (default build/h200) is the build tree, and CUDA_DEFINES extra flags for nvcc in a
 # fresh one (e.g. a tuning switch, CUDA_DEFINES=-DRELAX_TUNING_PLANE_STREAM_SPLIT=1 with
@@ -183,6 +184,11 @@ stage_study() {
     step "study $study"
     timed $BUILD/benchmarks/"$study" > "$OUT/$study.txt" 2>&1 || status=1
     tail -5 "$OUT/$study.txt"
+    if [[ -n "${STUDY_NCU:-}" ]]; then
+      step "ncu --set full: $study --one"
+      timed ncu --set full $BUILD/benchmarks/"$study" --one > "$OUT/$study-ncu.txt" 2>&1 || status=1
+      tail -3 "$OUT/$study-ncu.txt"
+    fi
   done
 }
 
