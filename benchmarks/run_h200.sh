@@ -17,13 +17,15 @@
 # docs/results/h200/experiment.csv, and leaves the CSV, and the report and plots in
 # experiment.tgz, under $OUT. The study stage runs the studies named in STUDIES (default
 # relax_study_lean_stream; benchmarks/studies/) with no arguments, each one's output in
-# $OUT/NAME.txt; with STUDY_NCU set, also Nsight Compute's full set on NAME --one (a study that
-# takes it: relax_study_lean_stream) in $OUT/NAME-ncu.txt.
+# $OUT/NAME.txt; with STUDY_NCU set (a regex of kernel names), also Nsight Compute's full set on
+# those kernels of NAME --one (a study that takes it: relax_study_lean_stream, whose kernels are
+# 'lean_kernel|plane_stream_k_kernel') in $OUT/NAME-ncu.txt.
 #
-# BUILD_DIR (default build/h200) is the build tree, and CUDA_DEFINES extra flags for nvcc in a
-# fresh one (e.g. a tuning switch, CUDA_DEFINES=-DRELAX_TUNING_PLANE_STREAM_SPLIT=1 with
-# BUILD_DIR=build/h200-split and OUT=$OUT/split, so one call builds and runs both forms of the
-# library; give each run its share of the call with RUN_BUDGET).
+# BUILD_DIR (default build/h200) is the build tree, and CUDA_DEFINES extra flags for nvcc when it
+# is configured (CMAKE_CUDA_FLAGS: .cu files only, and kept in the tree's cache), e.g. a tuning
+# switch: CUDA_DEFINES=-DRELAX_TUNING_PLANE_STREAM_SPLIT=1 with BUILD_DIR=build/h200-split and
+# OUT=$OUT/split, so one call builds and runs both forms of the library; give each run its
+# share of the call with RUN_BUDGET (the build counts against it too).
 #
 # That machine installs nothing: Catch2 v2's header must be carried in .deps/include (see README).
 set -uo pipefail
@@ -48,10 +50,11 @@ timed() {
 
 stage_build() {
   step configure and build
+  rm -f "$LOGS/configure.log" "$LOGS/build.log"
   cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DRELAX_CUDA_ARCHITECTURES=90 \
     ${CUDA_DEFINES:+"-DCMAKE_CUDA_FLAGS=$CUDA_DEFINES"} > "$LOGS/configure.log" 2>&1 &&
   # shellcheck disable=SC2086
-  cmake --build $BUILD -j "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} > "$LOGS/build.log" 2>&1 ||
+  timed cmake --build $BUILD -j "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} > "$LOGS/build.log" 2>&1 ||
     { tail -n 40 "$LOGS/configure.log" "$LOGS/build.log" 2>/dev/null; exit 1; }
 }
 stage_test() {
@@ -186,7 +189,8 @@ stage_study() {
     tail -5 "$OUT/$study.txt"
     if [[ -n "${STUDY_NCU:-}" ]]; then
       step "ncu --set full: $study --one"
-      timed ncu --set full $BUILD/benchmarks/"$study" --one > "$OUT/$study-ncu.txt" 2>&1 || status=1
+      timed ncu --set full -k "regex:$STUDY_NCU" $BUILD/benchmarks/"$study" --one > "$OUT/$study-ncu.txt" 2>&1 ||
+        status=1
       tail -3 "$OUT/$study-ncu.txt"
     fi
   done

@@ -275,9 +275,9 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
     for (int r = 0; r < RW; ++r) even[t][r] = odd[t][r] = Lane<T>{};
   for (int k = first; k < end; k += 2) {
     if constexpr (split) {
-      // Steps k and k + 1 compute planes k - D .. k: where those all lie in [1, nz] (every pair
-      // but the first and last few of a stream that meets the box's top or bottom face) neither
-      // checks its plane.
+      // Steps k and k + 1 compute planes k - D .. k: where those all lie in [1, nz] neither
+      // checks its plane. Checked: at the top face the first 2D steps, at the bottom face about
+      // the last D, and the lone last step of a stream with an odd number of steps.
       if (k - D >= 1 && k <= nz && k + 1 < end) {
         step(std::false_type{}, k, even, odd);
         step(std::false_type{}, k + 1, odd, even);
