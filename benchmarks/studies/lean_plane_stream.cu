@@ -13,7 +13,8 @@
 // - a level where every plane lies in the box still sets its 16 results to the centre values
 //   first (the "plane outside the box keeps its value" case) and branches around the real
 //   results' last multiply: 16 MOVs, a compare pair and a branch, D times a step.
-// Two changes, each a template flag here, measured against the library's kernel in one process:
+// Three changes, each a parameter of the form here (`Form`), measured against the library's
+// kernel in one process:
 // - `Split`: steps whose D planes all lie in [1, nz] (every step but the first and last few of a
 //   piece that touches the box's top or bottom face) run a copy of the step with no plane check;
 // - `Tma`: plane k + 1 of u and of b come in as two boxes of the tensor memory accelerator
@@ -21,13 +22,23 @@
 //   mbarrier, double-buffered by the plane's parity (one more plane of shared memory). The boxes
 //   fill what lies outside u's grid (ring included) and outside b's interior with zeros, which is
 //   what the lanes' copies do now, at the grain of a point instead of a vector (the points that
-//   differ lie outside the interior, are restored or never reach a stored point).
+//   differ lie outside the interior, are restored or never reach a stored point);
+// - the block's shape, 12 warps of 3 rows (tile 128 x 36, 28 rows stored at D = 4) instead of 8 of
+//   4: three warps a scheduler instead of two, for the latency that two warps leave uncovered,
+//   and a ghost zone of 8 rows in 36 instead of 32; a thread then has at most 168 registers.
+//   D = 4 fits the shared memory only without the edge rows' padding slots (`Padded`): 222 KiB.
 // Static counts of a pair of steps where all planes lie in the box (the file named above):
 //   D = 4: library 2007, Split 1632 (-19%), Tma 1944 (-3%), both 1677 (-16%);
 //   D = 3: library 1699, Split 1318 (-22%), Tma 1574 (-7%), both 1309 (-23%).
 // Split costs registers (D = 4: 227 -> 240; with Tma 255 and 40 bytes of spill, in the checked
-// steps only); Tma saves them (203). What the counts are worth in time only the GPU says: the
-// stream is also latency-bound, and the box loads change the memory pipe's traffic.
+// steps only); Tma saves them (203). 12 x 3 at D = 4 (a warp's pair of steps is 3/4 of the work
+// of a warp of 4 rows): 1633 instructions a pair, 168 registers and 4 bytes of spill; with
+// Split 1318 and 84 bytes of spill. Per stored point and step (the whole block's common code
+// over its 120 x 24 or 120 x 28 stored points): library 2.79 instructions, Split 2.27, 12 x 3
+// 2.92, 12 x 3 with Split 2.35. What the counts are worth in time only the GPU says: the
+// stream is also latency-bound (the reason for 12 x 3), and the box loads change the memory
+// pipe's traffic. (12 x 3 was measured once, at D = 3 on an earlier form of the agent: 503.8
+// against 8 x 4's 493.2 G updates/s; D = 4 did not fit then.)
 // Tried and not kept (static counts, this file's form at the time): a third register set so
 // that no level copies its fresh plane (the sets rotating with period 3, three steps a pass):
 // D = 3, 659 -> 651 instructions a step with Split, still 32-56 MOVs a step; D = 4 spills 84
@@ -36,7 +47,7 @@
 // The library carries Split itself, behind `tuning::plane_stream_split` (off until measured;
 // RELAX_TUNING_PLANE_STREAM_SPLIT=1 turns it on, and the "library" rows below are then split too:
 // the output's first line says which).
-// Both variants use the stream-K schedule (`plane_share`, `plane_piece`), as the library does
+// All variants use the stream-K schedule (`plane_share`, `plane_piece`), as the library does
 // from D = 3; the comparison is with the library's stream-K kernel, and it compares bits too.
 //
 // Not yet run on a GPU: built with the benchmarks (relax_study_lean_stream); run it with no
@@ -106,43 +117,61 @@ __device__ __forceinline__ void box_load(void* dst, const CUtensorMap* map, int 
       : "memory");
 }
 
-// ---- The agent, with the two changes -------------------------------------------------------
+// ---- The agent, with the changes ----------------------------------------------------------
+
+// What a variant changes: the two flags, and the block's shape (warps, rows a warp). The library's
+// edge rows keep a padding slot above the first warp and below the last, so those warps read a
+// neighbour that is not there without a branch; `Padded = false` drops it (their north or south
+// is then their own slot: any finite value does, it reaches only the ghost rows), which is what
+// lets 12 warps of 3 rows fit D = 4 in an H200's 227 KiB of shared memory (222 KiB without the
+// padding, 238 with it).
+template <bool TmaV, bool SplitV, int Warps = plane_stream_warps, int RowsPerWarp = plane_rows_per_warp,
+          bool PaddedV = true>
+struct Form {
+  static constexpr bool tma = TmaV, split = SplitV, padded = PaddedV;
+  static constexpr int warps = Warps, rows_per_warp = RowsPerWarp, rows = Warps * RowsPerWarp;
+  static constexpr int edge_slots = Warps + (PaddedV ? 2 : 0);
+};
 
 // Shared memory: planes first (the staging of u: two planes with Tma, one without; D + 2 of b;
-// each 16 KiB, so every plane is 128-byte aligned for the boxes), then the edge rows as in the
-// library, then (Tma) two mbarriers. Without Tma that is the library's size, so both get the
-// same split of the SM's memory between shared memory and L1.
-template <class T>
-constexpr std::size_t lean_plane_bytes = plane_stream_rows * 32 * sizeof(Lane<T>);
-template <class T>
-__host__ __device__ constexpr std::size_t lean_planes_bytes(int d, bool tma) {
-  return ((tma ? 2 : 1) + static_cast<std::size_t>(d) + 2) * lean_plane_bytes<T>;
+// each a plane of the tile, 16 KiB at 8 x 4, so every plane is 128-byte aligned for the boxes),
+// then the edge rows as in the library, then (Tma) two mbarriers. Without Tma, at the library's
+// shape, that is the library's size, so both get the same split of the SM's memory between
+// shared memory and L1.
+template <class F, class T>
+constexpr std::size_t lean_plane_bytes = F::rows * 32 * sizeof(Lane<T>);
+template <class F, class T>
+__host__ __device__ constexpr std::size_t lean_planes_bytes(int d) {
+  return ((F::tma ? 2 : 1) + static_cast<std::size_t>(d) + 2) * lean_plane_bytes<F, T>;
 }
-template <class T>
-__host__ __device__ constexpr std::size_t lean_shared_bytes(int d, bool tma) {
-  return lean_planes_bytes<T>(d, tma) +
-         4 * static_cast<std::size_t>(d) * (plane_stream_warps + 2) * 32 * sizeof(Lane<T>) +
-         (tma ? 2 * sizeof(std::uint64_t) : 0);
+template <class F, class T>
+__host__ __device__ constexpr std::size_t lean_edges_bytes(int d) {
+  return 4 * static_cast<std::size_t>(d) * F::edge_slots * 32 * sizeof(Lane<T>);
+}
+template <class F, class T>
+__host__ __device__ constexpr std::size_t lean_shared_bytes(int d) {
+  return lean_planes_bytes<F, T>(d) + lean_edges_bytes<F, T>(d) + (F::tma ? 2 * sizeof(std::uint64_t) : 0);
 }
 
-// `stream_planes` of agent/plane_stream.cuh with the two flags; everything else as there (its
+// `stream_planes` of agent/plane_stream.cuh with the form's changes; everything else as there (its
 // comments say why). `phases` holds the parity each mbarrier waits for next (bit j: barrier j),
 // kept by every thread alike across calls.
-template <int D, bool Tma, bool Split, class S, class T>
+template <int D, class F, class S, class T>
 __device__ __forceinline__ void stream_planes_lean(const S& s, const T* u, T* __restrict__ out,
                                                    const T* __restrict__ b, const Shape& g, std::int64_t x0,
                                                    std::int64_t y0, std::int64_t z0, std::int64_t z1, int lane,
                                                    int warp, unsigned char* bytes, const CUtensorMap* u_map,
                                                    const CUtensorMap* b_map, unsigned& phases) {
   constexpr int W = Lane<T>::width;
-  constexpr int RW = plane_rows_per_warp;
-  constexpr int NW = plane_stream_warps;
-  constexpr int R = plane_stream_rows;
+  constexpr bool Tma = F::tma, Split = F::split;
+  constexpr int RW = F::rows_per_warp;
+  constexpr int NW = F::warps;
+  constexpr int R = F::rows;
   constexpr int G = plane_ghost_columns<D, T>;
   constexpr int slots = D + 2;
   constexpr unsigned whole = (1u << W) - 1;
   constexpr int plane_lanes = R * 32;  // Lane<T>s of one plane
-  static_assert(plane_rows_kept<D> >= 1, "relax: the 3D stream's ghost rows leave no row to store");
+  static_assert(R - 2 * D >= 1, "relax: the 3D stream's ghost rows leave no row to store");
 
   const std::int64_t x = x0 + lane * W;
   const std::int64_t i0 = y0 + warp * RW;
@@ -183,10 +212,12 @@ __device__ __forceinline__ void stream_planes_lean(const S& s, const T* u, T* __
   constexpr int stagings = Tma ? 2 : 1;
   auto ring_plane = [&](int slot) { return planes + (stagings + slot) * plane_lanes; };
   Lane<T>* const edges = planes + (stagings + slots) * plane_lanes;
-  std::uint64_t* const bars = reinterpret_cast<std::uint64_t*>(bytes + lean_planes_bytes<T>(D, Tma) +
-                                                               4 * D * (NW + 2) * 32 * sizeof(Lane<T>));
+  std::uint64_t* const bars =
+      reinterpret_cast<std::uint64_t*>(bytes + lean_planes_bytes<F, T>(D) + lean_edges_bytes<F, T>(D));
+  // Edge slot of warp w (−1 .. NW): padded, slot w + 1; unpadded, w clamped into the block.
   auto edge = [&](int parity, int level, int w, int side) -> Lane<T>& {
-    return edges[(((parity * D + level) * (NW + 2) + w + 1) * 2 + side) * 32 + lane];
+    const int at = F::padded ? w + 1 : w < 0 ? 0 : w >= NW ? NW - 1 : w;
+    return edges[(((parity * D + level) * F::edge_slots + at) * 2 + side) * 32 + lane];
   };
   const T* const u_lane = u + base;
   const T* const b_lane = b + base;
@@ -199,7 +230,7 @@ __device__ __forceinline__ void stream_planes_lean(const S& s, const T* u, T* __
     if constexpr (Tma) {
       if (issuer) {
         std::uint64_t* const bar = bars + (k & 1);
-        barrier_expect(bar, 2 * static_cast<unsigned>(lean_plane_bytes<T>));
+        barrier_expect(bar, 2 * static_cast<unsigned>(lean_plane_bytes<F, T>));
         // A plane beyond the maps (the warm-up and drain at the top and bottom faces) is
         // loaded clamped into them rather than as a box wholly outside: its values reach only
         // points outside the box, which are restored, so any finite value does.
@@ -345,15 +376,15 @@ __device__ __forceinline__ void stream_planes_lean(const S& s, const T* u, T* __
 }
 
 // Stream-K over all tiles' planes, as `plane_stream_k_kernel`, with the study's agent.
-template <int D, bool Tma, bool Split, class S, class T>
-__global__ void __launch_bounds__(32 * plane_stream_warps, 1)
+template <int D, class F, class S, class T>
+__global__ void __launch_bounds__(32 * F::warps, 1)
     lean_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
                 std::int64_t tiles_x, std::int64_t planes, const __grid_constant__ CUtensorMap u_map,
                 const __grid_constant__ CUtensorMap b_map) {
   extern __shared__ __align__(128) unsigned char lean_bytes[];
-  if constexpr (Tma) {
+  if constexpr (F::tma) {
     if (threadIdx.x == 0 && threadIdx.y == 0) {
-      auto* bars = reinterpret_cast<std::uint64_t*>(lean_bytes + lean_shared_bytes<T>(D, true) - 2 * sizeof(std::uint64_t));
+      auto* bars = reinterpret_cast<std::uint64_t*>(lean_bytes + lean_shared_bytes<F, T>(D) - 2 * sizeof(std::uint64_t));
       barrier_init(bars);
       barrier_init(bars + 1);
       barrier_init_fence();
@@ -365,9 +396,9 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
   for (std::int64_t at = share.first; at < share.last;) {
     const PlanePiece piece = plane_piece(at, share.last, g.nz);
     const std::int64_t x0 = (piece.tile % tiles_x) * plane_columns_kept<D, T> + 1 - plane_ghost_columns<D, T>;
-    const std::int64_t y0 = (piece.tile / tiles_x) * plane_rows_kept<D> + 1 - D;
-    stream_planes_lean<D, Tma, Split>(s, u, out, b, g, x0, y0, piece.z0, piece.z1, threadIdx.x, threadIdx.y,
-                                      lean_bytes, &u_map, &b_map, phases);
+    const std::int64_t y0 = (piece.tile / tiles_x) * (F::rows - 2 * D) + 1 - D;
+    stream_planes_lean<D, F>(s, u, out, b, g, x0, y0, piece.z0, piece.z1, threadIdx.x, threadIdx.y, lean_bytes,
+                             &u_map, &b_map, phases);
     at += piece.z1 - piece.z0;
   }
 }
@@ -389,14 +420,15 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
 }
 
 // A map of `columns` x `rows` x `planes` points of a grid whose point (0, 0, 0) of the map is at
-// `corner`, boxes of one 3D stream tile-plane (32 lanes' vectors x 32 rows x 1).
+// `corner`, boxes of one 3D stream tile-plane (32 lanes' vectors x `box_rows` rows x 1).
 template <class T>
-CUtensorMap plane_map(const T* corner, std::int64_t columns, std::int64_t rows, std::int64_t planes, const Shape& g) {
+CUtensorMap plane_map(const T* corner, std::int64_t columns, std::int64_t rows, std::int64_t planes, const Shape& g,
+                      int box_rows) {
   CUtensorMap map{};
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(columns), static_cast<cuuint64_t>(rows),
                               static_cast<cuuint64_t>(planes)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(g.pitch) * sizeof(T), static_cast<cuuint64_t>(g.plane) * sizeof(T)};
-  const cuuint32_t box[3] = {32 * Lane<T>::width, plane_stream_rows, 1};
+  const cuuint32_t box[3] = {32 * Lane<T>::width, static_cast<cuuint32_t>(box_rows), 1};
   const cuuint32_t steps[3] = {1, 1, 1};
   const CUresult status = encode_tiled()(
       &map, sizeof(T) == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 3,
@@ -409,34 +441,47 @@ CUtensorMap plane_map(const T* corner, std::int64_t columns, std::int64_t rows, 
   return map;
 }
 
-enum class Variant { library, split, tma, tma_split };
+enum class Variant { library, split, tma, tma_split, w12, w12_split };
 const char* name_of(Variant v) {
   switch (v) {
     case Variant::library: return "library";
     case Variant::split: return "split";
     case Variant::tma: return "tma";
     case Variant::tma_split: return "tma+split";
+    case Variant::w12: return "12x3";
+    case Variant::w12_split: return "12x3+split";
   }
   return "?";
 }
 
-template <int D, bool Tma, bool Split, class S, class T>
+template <int D, class F, class S, class T>
 void launch_lean(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out, const DeviceGrid<T>& b) {
   constexpr int G = plane_ghost_columns<D, T>;
   const Shape g = shape_of(u.layout());
   const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<D, T>);
-  const std::int64_t tiles = tiles_x * tile_count(g.ny, plane_rows_kept<D>);
+  const std::int64_t tiles = tiles_x * tile_count(g.ny, F::rows - 2 * D);
   // u: columns 1 - G .. nx + 1, rows 0 .. ny + 1, planes 0 .. nz + 1 (zeros beyond: the grid);
   // b: columns 1 - G .. nx, rows and planes 1 .. n (zeros beyond: the interior, but for the
-  // G columns left of it, which belong to no stored point).
-  const CUtensorMap u_map = plane_map(u.origin() + 1 - G, g.nx + 1 + G, g.ny + 2, g.nz + 2, g);
-  const CUtensorMap b_map = plane_map(b.origin() + g.plane + g.pitch + 1 - G, g.nx + G, g.ny, g.nz, g);
-  auto kernel = lean_kernel<D, Tma, Split, S, T>;
-  const std::size_t bytes = lean_shared_bytes<T>(D, Tma);
-  const std::int64_t resident = plane_stream_resident(kernel, bytes, D);
+  // G columns left of it, which belong to no stored point). Only the Tma forms read them.
+  CUtensorMap u_map{}, b_map{};
+  if constexpr (F::tma) {
+    u_map = plane_map(u.origin() + 1 - G, g.nx + 1 + G, g.ny + 2, g.nz + 2, g, F::rows);
+    b_map = plane_map(b.origin() + g.plane + g.pitch + 1 - G, g.nx + G, g.ny, g.nz, g, F::rows);
+  }
+  auto kernel = lean_kernel<D, F, S, T>;
+  const std::size_t bytes = lean_shared_bytes<F, T>(D);
+  // As plane_stream_resident, for the form's block size.
+  RELAX_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  int per_sm = 0;
+  RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * F::warps, bytes));
+  if (per_sm < 1) {
+    std::fprintf(stderr, "a block of %d warps with %zu bytes of shared memory does not fit on an SM\n", F::warps, bytes);
+    std::exit(1);
+  }
+  const std::int64_t resident = static_cast<std::int64_t>(per_sm) * current_sm_count();
   const auto blocks = static_cast<unsigned>(std::min(resident, tiles * g.nz));
-  kernel<<<blocks, dim3(32, plane_stream_warps), bytes>>>(s, u.origin(), out.origin(), b.origin(), g, tiles_x,
-                                                          tiles * g.nz, u_map, b_map);
+  kernel<<<blocks, dim3(32, F::warps), bytes>>>(s, u.origin(), out.origin(), b.origin(), g, tiles_x, tiles * g.nz,
+                                                u_map, b_map);
   RELAX_CUDA_CHECK_LAUNCH();
 }
 
@@ -444,9 +489,11 @@ template <int D, class S, class T>
 void launch(Variant v, const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out, const DeviceGrid<T>& b) {
   switch (v) {
     case Variant::library: launch_plane_stream<D>(s, u, out, b, nullptr, PlaneSchedule::stream_k); break;
-    case Variant::split: launch_lean<D, false, true>(s, u, out, b); break;
-    case Variant::tma: launch_lean<D, true, false>(s, u, out, b); break;
-    case Variant::tma_split: launch_lean<D, true, true>(s, u, out, b); break;
+    case Variant::split: launch_lean<D, Form<false, true>>(s, u, out, b); break;
+    case Variant::tma: launch_lean<D, Form<true, false>>(s, u, out, b); break;
+    case Variant::tma_split: launch_lean<D, Form<true, true>>(s, u, out, b); break;
+    case Variant::w12: launch_lean<D, Form<false, false, 12, 3, false>>(s, u, out, b); break;
+    case Variant::w12_split: launch_lean<D, Form<false, true, 12, 3, false>>(s, u, out, b); break;
   }
 }
 
@@ -464,7 +511,7 @@ void compare(std::int64_t nx, std::int64_t ny, std::int64_t nz, int rounds = 2, 
     const float ms_ref = time_ms(reps, [&] { launch<D>(Variant::library, s, box.u, box.ref, box.b); });
     std::printf("%lldx%lldx%lld D=%d round %d: library stream-K %.3f ms %.1f G/s\n", (long long)nx, (long long)ny,
                 (long long)nz, D, round, ms_ref, points / ms_ref / 1e6);
-    for (Variant v : {Variant::split, Variant::tma, Variant::tma_split}) {
+    for (Variant v : {Variant::split, Variant::tma, Variant::tma_split, Variant::w12, Variant::w12_split}) {
       box.reset();
       const float ms = time_ms(reps, [&] { launch<D>(v, s, box.u, box.got, box.b); });
       const std::int64_t differing = box.differing();
