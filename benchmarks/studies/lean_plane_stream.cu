@@ -29,7 +29,8 @@
 //   D = 4 fits the shared memory only without the edge rows' padding slots (`Padded`): 222 KiB.
 // Static counts of a pair of steps where all planes lie in the box (the file named above):
 //   D = 4: library 2007, Split 1632 (-19%), Tma 1944 (-3%), both 1677 (-16%);
-//   D = 3: library 1699, Split 1318 (-22%), Tma 1574 (-7%), both 1309 (-23%).
+//   D = 3: library 1699, Split 1315 (-23%; 1318 as the library's switch compiles it), Tma 1574
+//   (-7%), both 1309 (-23%).
 // Split costs registers (D = 4: 227 -> 240; with Tma 255 and 40 bytes of spill, in the checked
 // steps only); Tma saves them (203). 12 x 3 at D = 4 (a warp's pair of steps is 3/4 of the work
 // of a warp of 4 rows): 1633 instructions a pair, 168 registers and 4 bytes of spill; with
