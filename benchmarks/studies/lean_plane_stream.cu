@@ -46,8 +46,10 @@
 // bytes. Checked and unchecked pairs in separate loops: no fewer (ptxas copies the register
 // sets at the unchecked loop's top instead).
 // The library carries Split itself, behind `tuning::plane_stream_split` (off until measured;
-// RELAX_TUNING_PLANE_STREAM_SPLIT=1 turns it on, and the "library" rows below are then split too:
-// the output's first line says which).
+// RELAX_TUNING_PLANE_STREAM_SPLIT=1 turns it on), and can be built 12 x 3 without the padding
+// (RELAX_TUNING_PLANE_STREAM_WARPS, _ROWS_PER_WARP, _EDGE_PADDING). Build this study with the
+// library's defaults: the "library" rows and the forms' default shape follow those settings (the
+// output's first line says what they were).
 // All variants use the stream-K schedule (`plane_share`, `plane_piece`), as the library does
 // from D = 3; the comparison is with the library's stream-K kernel, and it compares bits too.
 //
@@ -528,8 +530,9 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   RELAX_CUDA_CHECK(cudaGetDevice(&device));
   RELAX_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  std::printf("%s, %d SMs; the library's plane stream built with tuning::plane_stream_split = %d\n", prop.name,
-              prop.multiProcessorCount, int(tuning::plane_stream_split));
+  std::printf("%s, %d SMs; the library's plane stream built with %d warps of %d rows, edge padding %d, split %d\n",
+              prop.name, prop.multiProcessorCount, tuning::plane_stream_warps, tuning::plane_stream_rows_per_warp,
+              int(tuning::plane_stream_edge_padding), int(tuning::plane_stream_split));
   if (argc > 1 && std::strcmp(argv[1], "--one") == 0) {
     // For Nsight Compute: 512^3, D = 4, each kernel launched twice (a warm-up and one timed).
     compare<4>(512, 512, 512, 1, 1);

@@ -47,6 +47,13 @@ inline constexpr int plane_stream_warps = tuning::plane_stream_warps;
 inline constexpr int plane_rows_per_warp = tuning::plane_stream_rows_per_warp;
 inline constexpr int plane_stream_rows = plane_stream_warps * plane_rows_per_warp;
 
+//! Edge-row slots of a level and parity: one a warp, and with `tuning::plane_stream_edge_padding`
+//! one above the first warp and one below the last, which those warps read as their missing
+//! neighbour without a branch. Without the padding they read their own slot instead (clamped):
+//! either value reaches only the tile's ghost rows, which are never stored.
+inline constexpr bool plane_edges_padded = tuning::plane_stream_edge_padding;
+inline constexpr int plane_edge_slots = plane_stream_warps + (plane_edges_padded ? 2 : 0);
+
 //! Rows of a 3D tile of depth D that are stored.
 template <int D>
 inline constexpr int plane_rows_kept = plane_stream_rows - 2 * D;
@@ -60,13 +67,12 @@ inline constexpr int plane_ghost_columns = (D + Lane<T>::width - 1) / Lane<T>::w
 template <int D, class T>
 inline constexpr int plane_columns_kept = 32 * Lane<T>::width - 2 * plane_ghost_columns<D, T>;
 
-//! Shared memory of a block of depth d: the edge rows ([2 parities][d levels][warps + 2][top,
-//! bottom]: a warp's rows at index warp + 1, so the first and last warps read a neighbour that is
-//! not there without a branch), the b ring (d + 2 planes of the tile) and the staged plane of u,
-//! in lanes' vectors.
+//! Shared memory of a block of depth d: the edge rows ([2 parities][d levels][`plane_edge_slots`]
+//! [top, bottom]), the b ring (d + 2 planes of the tile) and the staged plane of u, in lanes'
+//! vectors.
 template <class T>
 constexpr std::size_t plane_stream_shared_bytes(int d) {
-  const std::size_t edges = 4 * static_cast<std::size_t>(d) * (plane_stream_warps + 2);
+  const std::size_t edges = 4 * static_cast<std::size_t>(d) * plane_edge_slots;
   const std::size_t planes = (static_cast<std::size_t>(d) + 3) * plane_stream_rows;
   return (edges + planes) * 32 * sizeof(Lane<T>);
 }
@@ -137,11 +143,18 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
   const unsigned u_rows = col_grid != 0 ? row_grid : 0u, b_rows = col_interior != 0 ? row_interior : 0u;
 
   Lane<T>* const edges = shared;
-  Lane<T>* const ring = shared + 4 * D * (NW + 2) * 32 + warp * RW * 32 + lane;  // slot s, row r: + (s R + r) 32
-  Lane<T>* const staged = shared + 4 * D * (NW + 2) * 32 + slots * R * 32 + warp * RW * 32 + lane;  // row r: + 32 r
-  // Edge row `side` (0: top, 1: bottom) of level `level` of warp `w` (−1 .. NW: the padding).
+  constexpr int ES = plane_edge_slots;
+  Lane<T>* const ring = shared + 4 * D * ES * 32 + warp * RW * 32 + lane;  // slot s, row r: + (s R + r) 32
+  Lane<T>* const staged = shared + 4 * D * ES * 32 + slots * R * 32 + warp * RW * 32 + lane;  // row r: + 32 r
+  // Edge row `side` (0: top, 1: bottom) of level `level` of warp `w` (−1 .. NW: the padding, or
+  // the warp's own slot without it).
   auto edge = [&](int parity, int level, int w, int side) -> Lane<T>& {
-    return edges[(((parity * D + level) * (NW + 2) + w + 1) * 2 + side) * 32 + lane];
+    if constexpr (plane_edges_padded) {
+      return edges[(((parity * D + level) * (NW + 2) + w + 1) * 2 + side) * 32 + lane];
+    } else {
+      const int at = w < 0 ? 0 : w >= NW ? NW - 1 : w;
+      return edges[(((parity * D + level) * NW + at) * 2 + side) * 32 + lane];
+    }
   };
   // Plane k of u into the staging rows (zeros outside the grid), then its b into ring slot
   // `slot` (zeros outside the interior): two groups of copies, so a step can wait for u alone.

@@ -95,6 +95,16 @@ inline constexpr int plane_stream_rows_per_warp = RELAX_TUNING_PLANE_STREAM_ROWS
 #else
 inline constexpr int plane_stream_rows_per_warp = 4;
 #endif
+//! Whether the 3D stream's edge rows keep a padding slot above the first warp and below the last
+//! (`agent/plane_stream.cuh`). 12 warps of 3 rows fit D = 4 in an H200's shared memory only
+//! without it (222 KiB; 238 with it); the form measured so far (8 × 4) has it.
+//! `RELAX_TUNING_PLANE_STREAM_EDGE_PADDING=0` drops it (for measuring, with the shape above; the
+//! study relax_study_lean_stream runs 12 × 3 without padding beside the library's 8 × 4).
+#ifdef RELAX_TUNING_PLANE_STREAM_EDGE_PADDING
+inline constexpr bool plane_stream_edge_padding = RELAX_TUNING_PLANE_STREAM_EDGE_PADDING;
+#else
+inline constexpr bool plane_stream_edge_padding = true;
+#endif
 
 //! `TemporalBlock<D, ColumnStream>` in 3D (`agent/plane_stream.cuh`): whether pairs of steps whose
 //! planes all lie in the box run a copy of the step without the per-level plane check (the
