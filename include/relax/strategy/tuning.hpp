@@ -110,9 +110,9 @@ inline constexpr bool plane_stream_edge_padding = true;
 //! planes all lie in the box run a copy of the step without the per-level plane check (the
 //! "plane outside the box keeps its value" case: 16 MOVs, a compare pair and a branch a level).
 //! Static counts, float32, a pair of such steps in the library's stream-K kernel (CUDA 13.0,
-//! sm_90; docs/results/sass/plane_stream_split_switch.txt, the same as the study
-//! relax_study_lean_stream's Split in lean_plane_stream_steps.txt): D = 4, 2007 -> 1632
-//! instructions (-19%; 227 -> 237 registers), D = 3, 1699 -> 1318. The copy costs registers
+//! sm_90; docs/results/sass/plane_stream_split_switch.txt; the study relax_study_lean_stream's
+//! Split, lean_plane_stream_steps.txt, within 3 instructions): D = 4, 2007 -> 1632 instructions
+//! (-19%; 227 -> 237 registers), D = 3, 1699 -> 1318. The copy costs registers
 //! where there are few: a stencil that reads a coefficient field spills more at D = 4 (the test's
 //! VariableDiffusion7: 240 -> 504 bytes). Not yet measured on a GPU, so off;
 //! `RELAX_TUNING_PLANE_STREAM_SPLIT=1` (in the CUDA flags) turns it on, for measuring: the device
