@@ -204,6 +204,25 @@ TEST_CASE("Feedback halves D on a drop while holding", "[control]") {
   CHECK(c.depth() == 2);
 }
 
+TEST_CASE("Feedback judges windows where rho grew (negative scores) with the same slack", "[control]") {
+  // ρ grows at the same rate whatever D: no doubling is a loss, so it climbs to the top and holds.
+  relax::Feedback equal;
+  const auto d = feedback_trace(equal, {{1, -0.1}, {2, -0.1}, {4, -0.1}, {8, -0.1}}, 40, 1.0);
+  CHECK(d.back() == 8);
+  CHECK_FALSE(equal.synchronous());
+  CHECK(equal.changes() == 3);  // 1 -> 2 -> 4 -> 8, then equal windows hold there
+  // 1% slower growth at D = 2 (a better score) is not a loss either.
+  relax::Feedback better;
+  feedback_trace(better, {{1, -0.1}, {2, -0.099}, {4, -0.099}, {8, -0.099}}, 40, 1.0);
+  CHECK_FALSE(better.synchronous());
+  CHECK(better.depth() == 8);
+  // ρ growing twice as fast at D = 2 is: back to synchronous sweeps, as for positive scores.
+  relax::Feedback worse;
+  feedback_trace(worse, {{1, -0.1}, {2, -0.2}, {4, -0.2}, {8, -0.2}}, 40, 1.0);
+  CHECK(worse.synchronous());
+  CHECK(worse.depth() == 1);
+}
+
 TEST_CASE("Feedback compares sweeps per millisecond for exact strategies", "[control]") {
   // ρ falls fast in the first checks of a solve and slower later, whatever D (the transient of
   // Jacobi); the depths differ only in time per check: 8 sweeps take 1.0, 0.6, 0.5, 0.6 ms.

@@ -2,6 +2,7 @@
 // for malformed input; the shipped SPD files; the square-symmetric check CG relies on.
 #include <catch2/catch.hpp>
 
+#include <relax/sparse/distribute.hpp>
 #include <relax/sparse/matrix_market.hpp>
 
 #include <sstream>
@@ -75,12 +76,13 @@ TEST_CASE("malformed input names the line and the problem", "[sparse][matrix_mar
   CHECK(error_line(general + "0 3 1\n", "at least 1") == 2);
   CHECK(error_line(general + "2000 3 1\n", "limit") == 2);
   CHECK(error_line(general + "2 2 -1\n", "must not be negative") == 2);
-  CHECK(error_line(general + "2 2 5\n", "more entries declared") == 2);
+  CHECK(error_line(general + "2 2 5\n", "truncated: 0 of 5") == 2);
   CHECK(error_line("%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n", "square") == 2);
   CHECK(error_line(general + "2 2 2\n1 1 1\n2 3 1\n", "column index 3 outside 1..2") == 4);
   CHECK(error_line(general + "2 2 2\n1 1 1\n0 1 1\n", "row index 0 outside") == 4);
   CHECK(error_line(general + "2 2 2\n1 1 1\n2 2 abc\n", "not a number") == 4);
   CHECK(error_line(general + "2 2 2\n1 1 1\n2 2 nan\n", "not a finite number") == 4);
+  CHECK(error_line(general + "2 2 2\n1 1 1\n2 2 1e400\n", "not a finite number in double") == 4);
   CHECK(error_line(general + "2 2 2\n1 1 1\n2 2\n", "expected 3 fields") == 4);
   CHECK(error_line(general + "2 2 2\n1 1 1\n2 2 1 9\n", "expected 3 fields") == 4);
   CHECK(error_line(general + "2 2 1\n1 1 1\n2 2 1\n", "more entries than the 1 declared") == 4);
@@ -91,6 +93,43 @@ TEST_CASE("malformed input names the line and the problem", "[sparse][matrix_mar
                    "not an integer") == 3);
   CHECK_THROWS_AS(relax::read_matrix_market<double>(std::string("no/such/file.mtx")),
                   relax::invalid_argument);
+}
+
+TEST_CASE("values: duplicates past rows x cols, underflow, and what is not finite in T",
+          "[sparse][matrix_market][validation]") {
+  // More entries than places, the duplicates summed (the count is not bounded by rows · cols).
+  const auto d = parse(general + "1 1 3\n1 1 1\n1 1 2\n1 1 0.5\n");
+  CHECK(d.nnz() == 1);
+  CHECK(d.at(0, 0) == 3.5);
+  // strtod flags underflow as a range error; a subnormal value is read as it rounds, a smaller
+  // one as 0.
+  const auto tiny = parse(general + "2 2 2\n1 1 1e-310\n2 2 1e-400\n");
+  CHECK(tiny.at(0, 0) == 1e-310);
+  CHECK(tiny.at(1, 1) == 0.0);
+  // A value finite in double but not in float, and duplicates that sum beyond the type.
+  std::istringstream big("%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1e39\n");
+  CHECK_THROWS_WITH(relax::read_matrix_market<float>(big, "big.mtx"), Catch::Contains("big.mtx:3") &&
+                                                                          Catch::Contains("not finite in float"));
+  CHECK_THROWS_WITH(parse(general + "1 1 2\n1 1 1e308\n1 1 1e308\n"),
+                    Catch::Contains("(1, 1) sum to a value not finite in double"));
+  std::istringstream sum("%%MatrixMarket matrix coordinate real general\n2 2 3\n2 1 3e38\n1 1 1\n2 1 3e38\n");
+  CHECK_THROWS_WITH(relax::read_matrix_market<float>(sum, "sum.mtx"),
+                    Catch::Contains("(2, 1) sum to a value not finite in float"));
+  // A part read from its rows is held to the same (it returned inf before).
+  std::istringstream part("%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 1e39\n2 2 1\n");
+  CHECK_THROWS_WITH(relax::read_matrix_market_part<float>(part, 2, 1, "part.mtx"),
+                    Catch::Contains("not finite in float"));
+}
+
+TEST_CASE("the reader's limits are checked", "[sparse][matrix_market][validation]") {
+  for (std::int64_t bad : {std::int64_t{0}, std::int64_t{-5}, std::int64_t{2147483648}, std::int64_t{1} << 40}) {
+    INFO(bad);
+    std::istringstream in(general + "1 1 1\n1 1 1\n");
+    CHECK_THROWS_WITH(relax::read_matrix_market<double>(in, "t.mtx", relax::MatrixMarketLimits{bad}),
+                      Catch::Contains("max_dimension"));
+  }
+  std::istringstream in(general + "1 1 1\n1 1 1\n");
+  CHECK(relax::read_matrix_market<double>(in, "t.mtx", relax::MatrixMarketLimits{2147483647}).at(0, 0) == 1.0);
 }
 
 TEST_CASE("the shipped SPD files read as square symmetric matrices", "[sparse][matrix_market]") {

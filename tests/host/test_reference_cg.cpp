@@ -105,6 +105,22 @@ TEST_CASE("reference CG statuses: cap, breakdown, non-finite, zero right-hand si
   rep = ref::cg(a, zero, x, relax::CgOptions{});
   CHECK(rep.status == relax::CgStatus::converged);
   CHECK(rep.iterations == 0);
+
+  // ‖b‖₂ beyond double (each entry finite): a breakdown, not ρ = 0 read as converged at once.
+  const auto identity = [](const double* p, double* q) {
+    for (int k = 0; k < 4; ++k) q[k] = p[k];
+  };
+  const double huge[4] = {1e154, 1e154, 1e154, 1e154};
+  double xh[4] = {1e154, 1e154, 1e154, 0.0};
+  rep = ref::cg<double>(identity, 4, huge, xh, relax::CgOptions{});
+  CHECK(rep.status == relax::CgStatus::non_finite);
+  CHECK(rep.iterations == 0);
+  // A nonzero b whose 2-norm underflows to 0 is refused (ρ would be the absolute residual).
+  const auto twice = [](const double* p, double* q) { q[0] = 2 * p[0]; };
+  const double tiny = 1e-170;
+  double xt = 0.0;
+  CHECK_THROWS_WITH(ref::cg<double>(twice, 1, &tiny, &xt, relax::CgOptions{}),
+                    Catch::Contains("2-norm does not underflow"));
 }
 
 TEST_CASE("reference CG rejects bad options and operands", "[cg][validation]") {

@@ -24,6 +24,12 @@ TEST_CASE("stop criterion: non-finite first, then converged, then the cap", "[st
   CHECK(c.decide(1.0, 10.0, 100) == StopReason::cap);
   CHECK(c.decide(1.0, 0.0, 5) == StopReason::go_on);           // ‖b‖ = 0: ρ = ‖r‖
   CHECK(c.decide(1e-6, 0.0, 5) == StopReason::converged);
+  // A norm of b that overflowed (or is NaN) is a breakdown, not ρ = 0 (converged) or s = 1.
+  CHECK(c.decide(1e153, inf, 5) == StopReason::non_finite);
+  CHECK(c.decide(1e-6, nan, 5) == StopReason::non_finite);
+  // A subnormal ‖b‖: ρ = ‖r‖ / ‖b‖ overflows; a finite ‖r‖ then goes on (or meets the cap).
+  CHECK(c.decide(1.0, 1e-310, 5) == StopReason::go_on);
+  CHECK(c.decide(1.0, 1e-310, 100) == StopReason::cap);
 }
 
 TEST_CASE("stop criterion: absolute tolerance, and a norm already divided by the scale", "[stop]") {
@@ -33,6 +39,9 @@ TEST_CASE("stop criterion: absolute tolerance, and a norm already divided by the
   const StopCriterion c{1e-5, 0.0, 10};
   CHECK(c.decide_relative(9e-6, 4.0, 3) == StopReason::converged);
   CHECK(c.decide_relative(2e-5, 4.0, 10) == StopReason::cap);
+  // ρ finite but ‖r‖ = ρ · s overflowing: not a breakdown.
+  CHECK(c.decide_relative(1e10, 1e300, 3) == StopReason::go_on);
+  CHECK(c.decide_relative(std::numeric_limits<double>::infinity(), 4.0, 3) == StopReason::non_finite);
   CHECK(StopCriterion::relative(3.0, 0.0) == 3.0);
   CHECK(StopCriterion::relative(3.0, 4.0) == 0.75);
 }

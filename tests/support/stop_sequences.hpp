@@ -34,6 +34,14 @@ inline std::vector<StopSequence> stop_sequences() {
       {"absolute tolerance", {1e-12, 1e-4, 1000}, 1e6, {1.0, 1e-4}, 1, {R::go_on, R::converged}},
       {"equal to the tolerance goes on", {0.5, 0.0, 3}, 2.0, {1.0, 1.0, 0.99}, 1,
        {R::go_on, R::go_on, R::converged}},
+      // ‖b‖ overflowed its type: ρ would be 0 and read as converged.
+      {"infinite norm of b", {1e-5, 0.0, 1000}, inf, {1.0}, 1, {R::non_finite}},
+      {"NaN norm of b", {1e-5, 0.0, 1000}, nan, {1e-9}, 1, {R::non_finite}},
+      // A subnormal ‖b‖: ρ overflows to infinity, which is not converged and not a breakdown.
+      {"subnormal norm of b", {1e-5, 0.0, 3}, 1e-310, {1.0, 2.0, 3.0}, 1,
+       {R::go_on, R::go_on, R::cap}},
+      {"subnormal norm of b, absolute tolerance", {1e-5, 1e-300, 1000}, 1e-310, {1.0, 1e-301}, 1,
+       {R::go_on, R::converged}},
   };
 }
 

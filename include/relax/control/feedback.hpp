@@ -253,7 +253,7 @@ struct Feedback {
     window_ = {};
     if (climbing_) climb(score);
     else if (!std::isfinite(hold_)) hold_ = score;  // the first window at the depth we came back to
-    else if (score < (1 - drop) * hold_ && depth_ > 1) change(depth_ / 2);
+    else if (score < lowest_kept(hold_, drop) && depth_ > 1) change(depth_ / 2);
   }
 
   //! The solver queued a batch: while climbing an exact family, the next batch probes the next
@@ -598,8 +598,16 @@ struct Feedback {
 
   // --- Residual-scored strategies ---
 
+  //! The lowest score that still counts as as good as `reference` within a relative `slack`.
+  //! The score is −ln(ρ_end / ρ_start) per millisecond: negative where ρ grew over the window
+  //! (a transient, or a depth that diverges), where "slack below" is (1 + slack) · reference:
+  //! (1 − slack) · reference would count an equal score as a loss.
+  static double lowest_kept(double reference, double slack) {
+    return reference >= 0 ? (1 - slack) * reference : (1 + slack) * reference;
+  }
+
   void climb(double score) {
-    if (std::isfinite(below_) && score < (1 - climb_slack) * below_) {
+    if (std::isfinite(below_) && score < lowest_kept(below_, climb_slack)) {
       // The last doubling did not pay: go back and hold (or fall back to synchronous sweeps).
       climbing_ = false;
       synchronous_ = depth_ == 2;

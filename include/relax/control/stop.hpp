@@ -11,13 +11,15 @@
 //!     ρ = ‖r‖ / s,   s = ‖b‖ if ‖b‖ > 0, else 1,
 //!
 //! the criterion decides, in this order:
-//! 1. `non_finite` if ‖r‖ is NaN or infinite (the iteration broke down);
+//! 1. `non_finite` if ‖r‖ is NaN or infinite (the iteration broke down), or ‖b‖ is (a norm of b
+//!    that overflowed its type: ρ would be 0 and read as converged);
 //! 2. `converged`  if ρ < rel_tol, or ‖r‖ ≤ abs_tol;
 //! 3. `cap`        if count ≥ max_count;
 //! 4. `go_on` otherwise.
 //! Jacobi uses the ∞-norm and rel_tol = `SolveOptions::tol`; CG the 2-norm of its residual and
 //! `CgOptions::rel_tol`, `abs_tol`. A norm the caller already divided by s is decided by
-//! `decide_relative`.
+//! `decide_relative`. Where ‖b‖ is so small (subnormal) that ρ overflows, ρ is infinite: not
+//! converged (unless ‖r‖ ≤ abs_tol), not a breakdown.
 
 #include <relax/config.hpp>
 #include <relax/core/arith.hpp>
@@ -34,7 +36,7 @@ enum class StopReason : int {
   go_on = 0,       //!< none of the criteria is met: iterate on
   converged = 1,   //!< the residual met the tolerance
   cap = 2,         //!< the sweep or iteration cap was reached first
-  non_finite = 3,  //!< the residual is NaN or infinite
+  non_finite = 3,  //!< the residual (or the norm of b) is NaN or infinite
 };
 
 inline const char* to_string(StopReason r) {
@@ -74,20 +76,24 @@ struct StopCriterion {
 
   //! The decision of a check that measured ‖r‖ = `norm` after `count` sweeps or iterations.
   RELAX_HOST_DEVICE StopReason decide(double norm, double rhs_norm, std::int64_t count) const {
-    return decide_both(norm, relative(norm, rhs_norm), count);
+    if (!finite(norm) || !finite(rhs_norm)) return StopReason::non_finite;
+    return decide_finite(norm, relative(norm, rhs_norm), count);
   }
 
   //! The decision for a norm already divided by the scale s (`rho` = ρ); `rhs_norm` gives s back.
   RELAX_HOST_DEVICE StopReason decide_relative(double rho, double rhs_norm, std::int64_t count) const {
-    return decide_both(arith::mul(rho, scale(rhs_norm)), rho, count);
+    if (!finite(rho) || !finite(rhs_norm)) return StopReason::non_finite;
+    return decide_finite(arith::mul(rho, scale(rhs_norm)), rho, count);
   }
 
  private:
-  RELAX_HOST_DEVICE StopReason decide_both(double norm, double rho, std::int64_t count) const {
-    // NaN compares false everywhere, so test finiteness first; written without std::isfinite so
-    // that host and device evaluate the same comparisons.
-    const bool finite = norm == norm && rho == rho && norm - norm == 0.0 && rho - rho == 0.0;
-    if (!finite) return StopReason::non_finite;
+  // Written without std::isfinite so that host and device evaluate the same comparisons (NaN
+  // compares false everywhere; inf − inf is NaN).
+  RELAX_HOST_DEVICE static bool finite(double x) { return x == x && x - x == 0.0; }
+
+  // ‖r‖ and ‖b‖ are finite; ρ or ‖r‖ recovered from ρ may still overflow to infinity, which
+  // meets no tolerance.
+  RELAX_HOST_DEVICE StopReason decide_finite(double norm, double rho, std::int64_t count) const {
     if (rho < rel_tol || norm <= abs_tol) return StopReason::converged;
     if (count >= max_count) return StopReason::cap;
     return StopReason::go_on;

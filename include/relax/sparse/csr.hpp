@@ -139,8 +139,9 @@ template <class T>
 Csr<T> symmetric_part(const Csr<T>& a) {
   a.validate();
   detail::require(a.rows == a.cols, "A", std::to_string(a.rows) + " x " + std::to_string(a.cols), "a square matrix");
-  // Every stored a_ij puts a_ij / 2 at (i, j) and at (j, i); sums of the halves are exact in
-  // their order (halving is exact), so (i, j) and (j, i) get the same bits.
+  // Every stored a_ij puts a_ij / 2 at (i, j) and at (j, i), so (i, j) and (j, i) each sum the
+  // same two halves and get the same bits. (Halving is exact but for subnormal values, which it
+  // rounds: there the part differs from (A + Aᵀ) / 2 by a subnormal.)
   std::vector<std::vector<std::pair<std::int32_t, T>>> rows(static_cast<std::size_t>(a.rows));
   for (std::int64_t i = 0; i < a.rows; ++i)
     for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {

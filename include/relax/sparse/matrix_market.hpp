@@ -40,7 +40,7 @@ class parse_error : public std::runtime_error {
 
 //! Bounds on what a file may declare, checked before anything is allocated for it.
 struct MatrixMarketLimits {
-  std::int64_t max_dimension = 2147483647;  //!< rows and columns (column indices are 32-bit)
+  std::int64_t max_dimension = 2147483647;  //!< rows and columns, 1 .. 2^31 − 1 (column indices are 32-bit)
 };
 
 namespace detail {
@@ -96,7 +96,9 @@ class MatrixMarketParser {
     char* end = nullptr;
     const double v = std::strtod(field.c_str(), &end);
     if (end == field.c_str() || *end != '\0') fail("value '" + field + "' is not a number");
-    if (!std::isfinite(v) || errno == ERANGE) fail("value '" + field + "' is not a finite number");
+    // strtod also sets ERANGE where the value underflows (a subnormal, or 0): those are read as
+    // rounded; only what is not finite (written so, or beyond the range of double) is refused.
+    if (!std::isfinite(v)) fail("value '" + field + "' is not a finite number in double");
     return v;
   }
 
@@ -119,6 +121,9 @@ namespace detail {
 template <class T, class Choose>
 Csr<T> read_matrix_market_rows(std::istream& in, const std::string& source, const MatrixMarketLimits& limits,
                                Choose&& choose, bool& symmetric_file) {
+  detail::require(limits.max_dimension >= 1 && limits.max_dimension <= 2147483647, "max_dimension",
+                  limits.max_dimension, "1 to 2^31 - 1 (column indices are 32-bit)");
+  constexpr const char* type = sizeof(T) == sizeof(float) ? "float" : "double";
   MatrixMarketParser p(in, source);
   std::string line;
   if (!p.next(line)) p.fail("empty input: expected a %%MatrixMarket header");
@@ -148,7 +153,7 @@ Csr<T> read_matrix_market_rows(std::istream& in, const std::string& source, cons
   if (a.rows > limits.max_dimension || a.cols > limits.max_dimension)
     p.fail("dimensions exceed the limit of " + std::to_string(limits.max_dimension));
   if (declared < 0) p.fail("the entry count must not be negative");
-  if (declared > a.rows * a.cols) p.fail("more entries declared than the matrix has places");
+  // (No bound of rows · cols on the count: duplicate entries are allowed, and summed.)
   if (symmetric && a.rows != a.cols) p.fail("a symmetric matrix must be square");
   symmetric_file = symmetric;
   const std::pair<std::int64_t, std::int64_t> range = choose(a.rows);
@@ -175,6 +180,7 @@ Csr<T> read_matrix_market_rows(std::istream& in, const std::string& source, cons
     if (symmetric && i < j)
       p.fail("entry (" + f[0] + ", " + f[1] + ") above the diagonal in a symmetric file");
     const T v = pattern ? T(1) : integer ? static_cast<T>(p.integer(f[2], "value")) : static_cast<T>(p.real(f[2]));
+    if (!std::isfinite(static_cast<double>(v))) p.fail("value '" + f[2] + "' is not finite in " + type);
     if (keep(i - 1)) entries.push_back({i - 1 - lo, j - 1, v});
     if (symmetric && i != j && keep(j - 1)) entries.push_back({j - 1 - lo, i - 1, v});
     ++seen;
@@ -191,6 +197,9 @@ Csr<T> read_matrix_market_rows(std::istream& in, const std::string& source, cons
   for (const Entry& e : entries) {
     if (e.i == prev_i && e.j == prev_j) {
       a.values.back() += e.v;
+      if (!std::isfinite(static_cast<double>(a.values.back())))
+        p.fail("the duplicate entries of (" + std::to_string(e.i + lo + 1) + ", " + std::to_string(e.j + 1) +
+               ") sum to a value not finite in " + type);
       continue;
     }
     a.col_idx.push_back(static_cast<std::int32_t>(e.j));
