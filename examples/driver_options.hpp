@@ -7,11 +7,13 @@
 #include <relax/control/report.hpp>
 #include <relax/problem/diffusion.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace relax::driver {
@@ -82,7 +84,7 @@ inline const char* usage() {
          "                     (the loop in one kernel, temporal's stream of D exact sweeps per\n"
          "                     pass; any grid) (default auto)\n"
          "  --depth D          D for temporal, blockasync, on-chip and device-stream: 1, 2, 4 or 8\n"
-         "                     (default 4; 3D streams: at most 5 on an H200)\n"
+         "                     (default 4; 3D streams: at most 4 on an H200)\n"
          "  --checks C         blocking | overlapped (sweep on while rho travels; default blocking)\n"
          "  --devices LIST     split the box into one slab per listed GPU, e.g. 0,1 or 0,0,0 (a GPU may\n"
          "                     repeat: several sub-domains on one GPU); blocking checks, the GPU\n"
@@ -217,7 +219,10 @@ inline Options parse(const std::vector<std::string>& args) {
       else throw invalid_argument(opt, v, "host-copy, peer-store or nccl");
       o.comm_given = true;
     }
-    else if (opt == "--json") o.json_path = v;
+    else if (opt == "--json") {
+      relax::detail::require(!v.empty(), "--json", "\"\"", "a file name");
+      o.json_path = v;
+    }
     else if (opt == "--backend") {
       if (v == "auto") o.backend = Backend::automatic;
       else if (v == "gpu") o.backend = Backend::gpu;
@@ -233,7 +238,8 @@ inline Options parse(const std::vector<std::string>& args) {
   }
   // The library names its own parameters (n, r, tol, ...); the user typed --n, --r, --tol.
   try {
-    o.problem.validate();
+    if (o.precision == Precision::float32) o.problem.validate_for<float>();
+    else o.problem.validate_for<double>();
     o.solve.validate();
     Fixed(o.check_interval).validate();
   } catch (const invalid_argument& e) {
@@ -242,7 +248,11 @@ inline Options parse(const std::vector<std::string>& args) {
       if (c == '_') c = '-';
     throw invalid_argument(option, e.value(), e.expected());
   }
-  relax::detail::require(o.threads >= 0, "--threads", o.threads, "0 (all) or more");
+  // More threads than the machine runs at once only slow the reference backend down, and a huge
+  // count makes OpenMP fail allocating them.
+  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  relax::detail::require(o.threads >= 0 && o.threads <= hardware, "--threads", o.threads,
+                         ("0 (all) to " + std::to_string(hardware) + " (this machine's hardware threads)").c_str());
   relax::detail::require(o.depth == 1 || o.depth == 2 || o.depth == 4 || o.depth == 8, "--depth",
                          o.depth, "1, 2, 4 or 8");
   relax::detail::require(!o.comm_given || !o.devices.empty(), "--comm", to_string(o.comm),

@@ -5,17 +5,19 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 
 namespace relax::json {
 
-//! `v` as a JSON number with six significant digits (as a stream writes it), or `null` where
-//! it is not finite.
+//! `v` as a JSON number, as few digits as read back to the same double (15, else 17), or `null`
+//! where it is not finite.
 inline std::string number(double v) {
   if (!std::isfinite(v)) return "null";
   char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
+  std::snprintf(text, sizeof text, "%.15g", v);
+  if (std::strtod(text, nullptr) != v) std::snprintf(text, sizeof text, "%.17g", v);
   return text;
 }
 

@@ -72,6 +72,21 @@ TEST_CASE("problem parameters are validated", "[validation]") {
   CHECK(relax::parse_source("point") == relax::Source::point);
 }
 
+TEST_CASE("problem parameters are validated for the type a run uses", "[validation]") {
+  relax::DiffusionParams p;
+  p.n = 8;
+  p.amplitude = 1e39;  // finite in double, not in float
+  CHECK(rejected_argument([&] { (void)relax::source_term<float>(p); }) == "amplitude");
+  CHECK_NOTHROW(relax::source_term<double>(p));
+  p.amplitude = 10.0;
+  p.top_value = -1e39;
+  CHECK(rejected_argument([&] { (void)relax::initial_state<float>(p); }) == "top_value");
+  p.top_value = 100.0;
+  p.r = 1e-46;  // 0 in float
+  CHECK(rejected_argument([&] { p.validate_for<float>(); }) == "r");
+  CHECK_NOTHROW(p.validate_for<double>());
+}
+
 TEST_CASE("solve options and controllers are validated", "[validation]") {
   for (double tol : {0.0, -1e-5, not_a_number, infinity}) {
     relax::SolveOptions o;
@@ -95,6 +110,33 @@ TEST_CASE("grids of the wrong size are rejected", "[validation]") {
   CHECK(rejected_argument([&] { relax::reference::sweep(s, u, b, other); }) == "b");
   CHECK(rejected_argument([&] { (void)relax::reference::residual_norm(s, u, other); }) == "b");
   CHECK(rejected_argument([&] { relax::reference::solve(s, u, other, b, 8, {}); }) == "scratch");
+}
+
+TEST_CASE("the reference backend refuses a wider ring, another origin, aliased grids, negative threads",
+          "[validation][reference]") {
+  const relax::Stencil5<double> s(1.0);
+  // A two-cell ring: the sweep would address ring cells as interior points.
+  const auto wide = relax::GridLayout::of<double>(relax::Extents(3, 3), 2);
+  relax::HostGrid<double> uw(wide), sw(wide), bw(wide);
+  CHECK(rejected_argument([&] { relax::reference::sweep(s, uw, sw, bw); }) == "u");
+  CHECK(rejected_argument([&] { relax::reference::solve(s, uw, sw, bw, 8, {}); }) == "u");
+  // b at another global origin: a stencil reading coefficients by global index would read other
+  // ones in the sweep (u's origin) and in the residual (b's).
+  relax::HostGrid<double> u(5), out(5);
+  auto moved = relax::GridLayout::of<double>(relax::Extents(5, 5));
+  moved.origin = {3, 0, 0};
+  relax::HostGrid<double> b(moved);
+  CHECK(rejected_argument([&] { relax::reference::sweep(s, u, out, b); }) == "b");
+  CHECK(rejected_argument([&] { (void)relax::reference::residual_norm(s, u, b); }) == "b");
+  // The same grid twice: in place, a sweep is Gauss–Seidel and a solve counts its sweeps.
+  relax::HostGrid<double> b5(5);
+  CHECK(rejected_argument([&] { relax::reference::sweep(s, u, u, b5); }) == "out");
+  CHECK(rejected_argument([&] { relax::reference::sweep(s, u, b5, b5); }) == "out");
+  CHECK(rejected_argument([&] { relax::reference::solve(s, u, u, b5, 8, {}); }) == "scratch");
+  CHECK(rejected_argument([&] { relax::reference::solve(s, u, out, u, 8, {}); }) == "b");
+  CHECK(rejected_argument([&] { relax::reference::sweep(s, u, out, b5, relax::reference::Exec{-5}); }) ==
+        "threads");
+  CHECK_NOTHROW(relax::reference::sweep(s, u, out, b5, relax::reference::Exec{0}));
 }
 
 TEST_CASE("driver options: defaults, values and errors", "[validation][driver]") {
@@ -186,6 +228,15 @@ TEST_CASE("driver options: defaults, values and errors", "[validation][driver]")
   CHECK(rejected_option({"--backend", "tpu"}) == "--backend");
   CHECK(rejected_option({"--precision", "half"}) == "--precision");
   CHECK(rejected_option({"--threads", "-1"}) == "--threads");
+  // OpenMP fails allocating two billion threads: refused here, naming the option.
+  CHECK(rejected_option({"--threads", "2147483647"}) == "--threads");
+  CHECK(rejected_option({"--json", ""}) == "--json");  // it was taken as "no report"
+  // Finite in double but not in float (the default precision): named here, not after the run
+  // started (r) or as an infinite source (amplitude).
+  CHECK(rejected_option({"--amplitude", "1e39"}) == "--amplitude");
+  CHECK(rejected_option({"--r", "1e39"}) == "--r");
+  CHECK(rejected_option({"--r", "1e-46"}) == "--r");  // 0 in float
+  CHECK_NOTHROW(relax::driver::parse({"--amplitude", "1e39", "--r", "1e39", "--precision", "double"}));
   CHECK(rejected_option({"--n"}) == "--n");
   CHECK(rejected_option({"--bogus", "1"}) == "option");
 }

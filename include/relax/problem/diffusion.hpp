@@ -16,10 +16,12 @@
 
 #include <relax/core/error.hpp>
 #include <relax/domain/grid.hpp>
+#include <relax/stencil/traits.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -72,12 +74,25 @@ struct DiffusionParams {
     detail::require(std::isfinite(amplitude), "amplitude", amplitude, "a finite number");
     detail::require(std::isfinite(top_value), "top_value", top_value, "a finite number");
   }
+
+  //! `validate()`, and what a run in `T` needs on top: r a coupling whose stencil is valid in T
+  //! (1 + 2·dims·r finite, r not 0 in T), amplitude and top_value finite in T.
+  //! \throws relax::invalid_argument naming the first bad field.
+  template <class T>
+  void validate_for() const {
+    validate();
+    detail::require_coupling<T>(r, 2 * dims, "r");
+    constexpr const char* finite_in_t = sizeof(T) == sizeof(float) ? "a number finite in float" : "a finite number";
+    const double largest = static_cast<double>(std::numeric_limits<T>::max());
+    detail::require(std::abs(amplitude) <= largest, "amplitude", amplitude, finite_in_t);
+    detail::require(std::abs(top_value) <= largest, "top_value", top_value, finite_in_t);
+  }
 };
 
 //! u⁰: zero inside, the top edge (face) of the ring, its corners included, at `top_value`.
 template <class T>
 HostGrid<T> initial_state(const DiffusionParams& p) {
-  p.validate();
+  p.validate_for<T>();
   HostGrid<T> u(p.extents());
   const GridLayout& l = u.layout();
   if (p.dims == 3) {
@@ -92,7 +107,7 @@ HostGrid<T> initial_state(const DiffusionParams& p) {
 //! Δt f on the interior (zero on the ring and the padding).
 template <class T>
 HostGrid<T> source_term(const DiffusionParams& p) {
-  p.validate();
+  p.validate_for<T>();
   const Extents e = p.extents();
   HostGrid<T> f(e);
   const std::int64_t kz = p.dims == 3 ? e.nz : 1;

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -35,7 +36,9 @@ struct Exec {
   int threads = 1;
   static Exec serial() { return {1}; }
   static Exec openmp(int threads = 0) { return {threads}; }
+  //! \throws relax::invalid_argument naming `threads` if it is negative.
   int resolved_threads() const {
+    relax::detail::require(threads >= 0, "threads", threads, "0 (every OpenMP thread), 1 (serial) or more");
 #if defined(_OPENMP)
     return threads > 0 ? threads : omp_get_max_threads();
 #else
@@ -55,11 +58,26 @@ void for_each_row(const relax::detail::Shape& g, Exec exec, Row&& row) {
     row(Rank == 3 ? r / g.ny + 1 : 0, r % g.ny + 1);
 }
 
-//! Throws unless the grids of a system have the layout of `u` and the stencil's rank.
+//! Throws unless the grids of a system have the layout of `u` (and its global origin, where a
+//! stencil reads coefficients by global index), a one-cell ring (what `Shape` addresses: a wider
+//! ring would put the sweep on ring cells), and the stencil's rank.
 template <class S, class T>
 void require_system(const HostGrid<T>& u, const HostGrid<T>& b, const char* what_b) {
   relax::detail::require_layout(b.layout(), u.layout(), what_b);
   relax::detail::require_rank(u.layout(), S::rank, "u");
+  if (u.layout().halo != 1)
+    throw invalid_argument("u", "a grid with a ring of " + std::to_string(u.layout().halo) + " cells",
+                           "a grid with a one-cell ring (the reference backend's)");
+  const Point a = u.layout().origin, o = b.layout().origin;
+  if (a.x != o.x || a.y != o.y || a.z != o.z)
+    throw invalid_argument(what_b, "a grid at another global origin", "the global origin of u");
+}
+
+//! Throws naming `what` if `a` and `b` are the same grid: a sweep reading the grid it writes
+//! would run Gauss–Seidel, not Jacobi.
+template <class T>
+void require_distinct(const HostGrid<T>& a, const HostGrid<T>& b, const char* what, const char* other) {
+  if (&a == &b) throw invalid_argument(what, std::string("the same grid as ") + other, "a grid of its own");
 }
 
 //! The address of point (0, 0[, 0]) of a host grid, what `Shape` offsets count from.
@@ -75,6 +93,8 @@ void sweep(const S& s, const HostGrid<T>& u, HostGrid<T>& out, const HostGrid<T>
   static_assert(is_stencil_v<S>, "relax::reference::sweep: S is not a stencil (see is_stencil_v)");
   relax::detail::require_layout(out.layout(), u.layout(), "out");
   detail::require_system<S>(u, b, "b");
+  detail::require_distinct(out, u, "out", "u");
+  detail::require_distinct(out, b, "out", "b");
   const relax::detail::Shape g = relax::detail::shape_of(u.layout());
   const T* pu = detail::origin(u);
   const T* pb = detail::origin(b);
@@ -189,6 +209,9 @@ SolveReport solve(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGr
   options.validate();
   controller.validate();
   relax::detail::require_layout(scratch.layout(), u.layout(), "scratch");
+  detail::require_distinct(scratch, u, "scratch", "u");
+  detail::require_distinct(scratch, b, "scratch", "b");
+  detail::require_distinct(b, u, "b", "u");
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   auto last_check = start;

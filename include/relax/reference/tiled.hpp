@@ -102,6 +102,8 @@ void sweeps(const S& s, HostGrid<T>& u, HostGrid<T>& scratch, const HostGrid<T>&
   sched.validate();
   relax::detail::require_layout(scratch.layout(), u.layout(), "scratch");
   relax::detail::require_layout(b.layout(), u.layout(), "b");
+  detail::require_distinct(scratch, u, "scratch", "u");
+  detail::require_distinct(scratch, b, "scratch", "b");
   relax::detail::for_each_launch(count, sched.depth, [&](int depth) {
     detail::tiled_launch(s, u, scratch, b, sched, depth, exec);
     std::swap(u, scratch);
