@@ -312,4 +312,8 @@ TEST_CASE("CSR part words that are not a split's records are refused by name", "
   bad_index[6] = 99;  // part 0's first send list names a reader outside the split
   CHECK_THROWS_WITH(relax::csr_split_layout_of_words(bad_index), Contains("partition send list"));
   CHECK_THROWS_WITH(relax::csr_split_layout_of_words({-1}), Contains("length"));
+  // A record that claims 2^62 columns (25 rows): its halo would be 2^62 entries that no send list
+  // can hold; refused by name (it was a std::bad_alloc, allocating for them).
+  CHECK_THROWS_WITH(relax::csr_split_layout_of_words({7, 0, 0, 25, std::int64_t{1} << 62, 0, 0}),
+                    Contains("column count"));
 }

@@ -217,7 +217,10 @@ inline SplitLayout csr_split_layout_of_words(const std::vector<std::int64_t>& wo
     s.index = static_cast<int>(word(end, 0, parts_most, "part index"));
     s.first_row = word(end, 0, most, "first row");
     s.rows = word(end, 1, most, "row count");
-    s.columns = word(end, s.rows, most, "column count");
+    // Every halo column is some other part's explicit send index, a word of its own: a record
+    // claiming more halo columns than there are words lies (and would allocate for them).
+    s.columns = word(end, s.rows, s.rows + std::min<std::int64_t>(most - s.rows, static_cast<std::int64_t>(words.size())),
+                     "column count");
     const std::int64_t sends = word(end, 0, parts_most, "send list count");
     for (std::int64_t i = 0; i < sends; ++i) {
       HaloList h;
