@@ -19,6 +19,9 @@ SHAPES = ["Sync", "32x8x1", "32x8x2", "32x8x4"]
 DEFAULT_SHAPE = "Sync"  # relax::Sync, rows per thread chosen at launch
 
 
+MS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
 def load_medians(paths):
     """{run_name: median row} over all files (a later file's row replaces an earlier one), and
     {file: {run_name: median row}} to compare variants within one run."""
@@ -32,6 +35,11 @@ def load_medians(paths):
                 continue
             name = re.sub(r"(/\d+)*(/iterations:\d+)?/repeats:\d+.*$", "", b["run_name"])
             b["_file"] = path
+            # Times in ms whatever unit the row was written in (the figures' `_ms` names say ms).
+            scale = MS_PER_UNIT[b.get("time_unit", "ns")]
+            b["real_time"] *= scale
+            b["cpu_time"] *= scale
+            b["time_unit"] = "ms"
             rows[name] = runs[path][name] = b
     return rows, runs, context
 
