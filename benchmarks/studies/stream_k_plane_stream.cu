@@ -54,13 +54,15 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
   std::int64_t x0, y0;
   if (blockIdx.x < tiles) {
     tile_origin<D, T>(g, blockIdx.x, x0, y0);
-    stream_planes<D>(s, u, out, b, g, x0, y0, 1, head_planes + 1, threadIdx.x, threadIdx.y, shared);
+    stream_planes<D>(s, u, out, b, g, PlaneTile{x0, y0, 32, 1}, 1, head_planes + 1, threadIdx.x, threadIdx.y,
+                     shared);
     return;
   }
   const std::int64_t first = (blockIdx.x - tiles) * tails_each;
   for (std::int64_t tile = first; tile < min(first + tails_each, tiles); ++tile) {
     tile_origin<D, T>(g, tile, x0, y0);
-    stream_planes<D>(s, u, out, b, g, x0, y0, head_planes + 1, g.nz + 1, threadIdx.x, threadIdx.y, shared);
+    stream_planes<D>(s, u, out, b, g, PlaneTile{x0, y0, 32, 1}, head_planes + 1, g.nz + 1, threadIdx.x,
+                     threadIdx.y, shared);
   }
 }
 

@@ -91,8 +91,7 @@ bool check_plane_schedules(const Extents& e) {
     CHECK(relax::testing::same_bits(got, want));
   }
   const detail::Shape g = detail::shape_of(du.layout());
-  const std::int64_t tiles =
-      detail::tile_count(g.nx, detail::plane_columns_kept<D, T>) * detail::tile_count(g.ny, detail::plane_rows_kept<D>);
+  const std::int64_t tiles = detail::plane_stream_tiling<D, T>(g).tiles;
   return detail::use_plane_stream_k(
       tiles, g.nz, D,
       detail::plane_stream_resident(detail::plane_stream_k_kernel<D, S, T>, detail::plane_stream_shared_bytes<T>(D), D));
@@ -149,16 +148,24 @@ TEST_CASE("the 3D stream's two schedules, segments and stream-K, are exact on aw
   // Fewer planes than resident blocks (a block a plane), one plane, one row and one column, boxes
   // whose stream-K shares cross tiles mid-way (partial tiles on every axis), one whose shares
   // hold several whole tiles of 3 planes, and one where the launch chooses stream-K on an H200.
-  const Extents boxes[] = {Extents(33, 17, 5),   Extents(1, 1, 64),     Extents(1, 1, 1),     Extents(130, 1, 7),
-                           Extents(250, 49, 61), Extents(121, 25, 300), Extents(1200, 800, 3), Extents(250, 49, 320)};
+  // Folded tiles (agent/plane_tiling.hpp) in every box of more than one row of tiles but
+  // 1200 × 800 × 3 (whose last tiles store 120 columns). At D = 4: 130 × 200 × 9 folds its 10
+  // rest columns 6 rows of tiles at a time (30 of 32 lanes), then the last 3; 176 × 60 × 5 its 56
+  // rest columns 2 at a time (16 lanes each), then a last one alone; 1 × 300 × 4 its one column
+  // 10 at a time.
+  const Extents boxes[] = {Extents(33, 17, 5),    Extents(1, 1, 64),     Extents(1, 1, 1),
+                           Extents(130, 1, 7),    Extents(250, 49, 61),  Extents(121, 25, 300),
+                           Extents(1200, 800, 3), Extents(250, 49, 400), Extents(130, 200, 9),
+                           Extents(176, 60, 5),   Extents(1, 300, 4)};
   for (const Extents& e : boxes) {
     check_plane_schedules<1>(e);
     check_plane_schedules<2>(e);
     const bool chosen3 = check_plane_schedules<3>(e);
     const bool chosen4 = check_plane_schedules<4>(e);
-    // 250 × 49 × 320 on 132 SMs: 9 tiles of 320 planes at D = 4, 2880 >= 132 · 2 · 9 (6 tiles at
-    // D = 3, 1920 >= 132 · 2 · 7); the other boxes have fewer than two warm-ups a block.
-    if (relax::current_sm_count() == 132 && e.nz == 320) {
+    // 250 × 49 × 400 on 132 SMs: 7 tiles of 400 planes at D = 4 (2 whole tiles across 3 rows of
+    // tiles, and their folded last tiles), 2800 >= 132 · 2 · 9; 5 tiles at D = 3, 2000 >= 132 · 2
+    // · 7. The other boxes have fewer than two warm-ups a block.
+    if (relax::current_sm_count() == 132 && e.nz == 400) {
       CHECK(chosen3);
       CHECK(chosen4);
     } else if (relax::current_sm_count() == 132) {

@@ -1,8 +1,10 @@
 // The launched 3D stream's work split (strategy/plane_schedule.hpp): stream-K's shares and
 // pieces cover every plane of every tile once, within one tile a piece; the segment count and
-// the choice between the two schedules on the boxes they were measured on.
+// the choice between the two schedules on the boxes they were measured on; and its tiles
+// (agent/plane_tiling.hpp), folded or not, store every point of a plane once.
 #include <catch2/catch.hpp>
 
+#include <relax/agent/plane_tiling.hpp>
 #include <relax/strategy/plane_schedule.hpp>
 
 #include <algorithm>
@@ -64,4 +66,85 @@ TEST_CASE("the 3D stream's schedule: segments at low depth and on thin boxes, st
   // The bound: two warm-ups of 2D + 1 steps a block.
   CHECK(use_plane_stream_k(2 * 9, 132, 4, 132));
   CHECK_FALSE(use_plane_stream_k(2 * 9, 131, 4, 132));
+}
+
+namespace {
+
+// The 3D stream's tile shapes: vector width, stored columns and rows, ghost columns and rows (D).
+struct TileShape {
+  int width, columns_kept, rows_kept, ghost_columns, ghost_rows;
+};
+// float at D = 4 and 1, double at D = 3 and 1 (eight warps of four rows, 32 lanes).
+constexpr TileShape shapes[] = {{4, 120, 24, 4, 4}, {4, 120, 30, 4, 1}, {2, 56, 26, 4, 3}, {2, 60, 30, 2, 1}};
+
+}  // namespace
+
+TEST_CASE("the 3D stream's tiles, folded or not, store every point of a plane once", "[plane_schedule]") {
+  const std::int64_t sizes[][2] = {{1, 1},     {1, 300}, {33, 17},   {130, 200}, {176, 60}, {250, 49}, {121, 25},
+                                   {512, 512}, {480, 96}, {1200, 80}, {57, 1},    {61, 31},  {300, 7},  {768, 100}};
+  for (const TileShape& sh : shapes)
+    for (const auto& size : sizes)
+      for (bool folding : {true, false}) {
+        const std::int64_t nx = size[0], ny = size[1];
+        INFO("nx " << nx << ", ny " << ny << ", width " << sh.width << ", kept " << sh.columns_kept << " x "
+                   << sh.rows_kept << ", folding " << folding);
+        const PlaneTiling t = plane_tiling(nx, ny, sh.width, sh.columns_kept, sh.rows_kept, sh.ghost_columns,
+                                           sh.ghost_rows, folding);
+        CHECK(t.tiles_x == tile_count(nx, sh.columns_kept));
+        CHECK(t.tiles_y == tile_count(ny, sh.rows_kept));
+        REQUIRE(t.fold >= 1);
+        CHECK(t.fold * t.lanes <= 32);
+        if (!folding) CHECK(t.fold == 1);
+        if (t.fold == 1) CHECK(t.lanes == 32);
+        CHECK(t.tiles == t.tiles_y * (t.tiles_x - 1) + tile_count(t.tiles_y, t.fold));
+        std::vector<int> stored(static_cast<std::size_t>(nx * ny), 0);
+        std::int64_t plain = 0;  // the tile's number in the plain walk, where nothing folds
+        for (std::int64_t k = 0; k < t.tiles; ++k) {
+          const PlaneTile tile = plane_tile(t, k);
+          REQUIRE(tile.segments >= 1);
+          CHECK(tile.lanes * tile.segments <= 32);
+          CHECK((tile.x0 - 1 + sh.ghost_columns) % sh.width == 0);  // whole vectors from column 1 - ghost
+          if (t.fold == 1) {
+            CHECK(tile.lanes == 32);
+            CHECK(tile.segments == 1);
+            CHECK(tile.x0 == plain % t.tiles_x * sh.columns_kept + 1 - sh.ghost_columns);
+            CHECK(tile.y0 == plain / t.tiles_x * sh.rows_kept + 1 - sh.ghost_rows);
+            ++plain;
+          }
+          // What the agent stores: a segment's columns from `ghost_columns` to lanes · width −
+          // ghost_columns, its rows from `ghost_rows` for `rows_kept` rows, inside the box.
+          for (int s = 0; s < tile.segments; ++s)
+            for (int local = sh.ghost_columns; local < tile.lanes * sh.width - sh.ghost_columns; ++local)
+              for (int r = 0; r < sh.rows_kept; ++r) {
+                const std::int64_t c = tile.x0 + local, i = tile.y0 + s * sh.rows_kept + sh.ghost_rows + r;
+                if (c >= 1 && c <= nx && i >= 1 && i <= ny) ++stored[static_cast<std::size_t>((i - 1) * nx + c - 1)];
+              }
+        }
+        std::int64_t once = 0;
+        for (int v : stored) once += v == 1;
+        CHECK(once == nx * ny);
+      }
+}
+
+TEST_CASE("the 3D stream folds the narrow last tiles of rows of tiles", "[plane_schedule]") {
+  // 512², D = 4 in float: 5 × 22 tiles, the last of each row storing 32 of its 120 columns; ten
+  // lanes hold those 32 and their ghost columns, so three rows of tiles share one: 4 · 22 + 8.
+  const PlaneTiling t = plane_tiling(512, 512, 4, 120, 24, 4, 4);
+  CHECK(t.fold == 3);
+  CHECK(t.lanes == 10);
+  CHECK(t.tiles == 96);
+  CHECK(plane_tiling(512, 512, 4, 120, 24, 4, 4, false).tiles == 110);
+  const PlaneTile first = plane_tile(t, 0), folded = plane_tile(t, 12), next = plane_tile(t, 13),
+                  last = plane_tile(t, 95);
+  CHECK((first.x0 == -3 && first.y0 == -3 && first.lanes == 32 && first.segments == 1));
+  CHECK((folded.x0 == 4 * 120 - 3 && folded.y0 == -3 && folded.lanes == 10 && folded.segments == 3));
+  CHECK((next.x0 == -3 && next.y0 == 3 * 24 - 3 && next.segments == 1));
+  CHECK((last.x0 == 4 * 120 - 3 && last.y0 == 21 * 24 - 3 && last.segments == 1));  // 22 = 7 · 3 + 1
+  // A rest of whole width, one whose segments would not fit twice in a warp, and one row of
+  // tiles are not folded.
+  CHECK(plane_tiling(480, 512, 4, 120, 24, 4, 4).fold == 1);
+  CHECK(plane_tiling(600, 512, 4, 120, 24, 4, 4).fold == 1);  // rest 120: 32 lanes
+  CHECK(plane_tiling(536, 512, 4, 120, 24, 4, 4).fold == 2);  // rest 56: 16 lanes
+  CHECK(plane_tiling(537, 512, 4, 120, 24, 4, 4).fold == 1);  // rest 57: 17 lanes
+  CHECK(plane_tiling(130, 24, 4, 120, 24, 4, 4).fold == 1);   // one row of tiles
 }

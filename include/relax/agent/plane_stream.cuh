@@ -5,7 +5,9 @@
 //!
 //! A block of `plane_stream_warps` warps owns a tile of 32·W columns (W = 16 bytes of points per
 //! lane) by `plane_stream_rows` rows, loaded with a ghost zone of D columns (rounded up to whole
-//! vectors) and D rows on each side, and a segment of planes. Warp w owns the
+//! vectors) and D rows on each side, and a segment of planes (or, where a plane's last column of
+//! tiles stores only a few columns, several such narrow tiles side by side in the lanes: a folded
+//! tile, `agent/plane_tiling.hpp`). Warp w owns the
 //! `plane_rows_per_warp` consecutive rows from w·`plane_rows_per_warp`; a lane owns one vector of
 //! each of them. The block walks down z one plane at a time: at step k plane k enters, and for
 //! levels t = 1..D the lane computes level t of plane k − t from level t − 1 of planes k − t − 1
@@ -32,6 +34,7 @@
 
 #include <relax/agent/async_copy.cuh>
 #include <relax/agent/column_stream.cuh>
+#include <relax/agent/plane_tiling.hpp>
 #include <relax/domain/shape.hpp>
 #include <relax/stencil/traits.hpp>
 #include <relax/strategy/tuning.hpp>
@@ -67,6 +70,14 @@ inline constexpr int plane_ghost_columns = (D + Lane<T>::width - 1) / Lane<T>::w
 template <int D, class T>
 inline constexpr int plane_columns_kept = 32 * Lane<T>::width - 2 * plane_ghost_columns<D, T>;
 
+//! The tiling of the box's planes for depth D (`agent/plane_tiling.hpp`); `folding` false for
+//! whole tiles only.
+template <int D, class T>
+RELAX_HOST_DEVICE inline PlaneTiling plane_stream_tiling(const Shape& g, bool folding = true) {
+  return plane_tiling(g.nx, g.ny, Lane<T>::width, plane_columns_kept<D, T>, plane_rows_kept<D>,
+                      plane_ghost_columns<D, T>, D, folding);
+}
+
 //! Shared memory of a block of depth d: the edge rows ([2 parities][d levels][`plane_edge_slots`]
 //! [top, bottom]), the b ring (d + 2 planes of the tile) and the staged plane of u, in lanes'
 //! vectors.
@@ -86,16 +97,18 @@ __device__ __forceinline__ void for_each_level(F&& f) {
   }
 }
 
-//! Streams the tile whose first loaded column is `x0` (a multiple of the vector width, plus one)
-//! and whose loaded rows start at `y0` down planes [z0, z1) of the 3D box `g`, storing level D of
-//! the tile's kept part in `out`. Called by every thread of the block (lane = threadIdx.x, warp =
-//! threadIdx.y); `shared` is the block's `plane_stream_shared_bytes<T>(D)` of shared memory. u is
-//! read through L2 only, so a caller may write it between calls (the device loop does).
-template <int D, class S, class T>
+//! Streams `tile` (`agent/plane_tiling.hpp`: its first loaded column `x0`, a multiple of the
+//! vector width plus one, its first loaded row `y0`, and its segments) down planes [z0, z1) of the
+//! 3D box `g`, storing level D of the tile's kept part in `out`. Called by every thread of the
+//! block (lane = threadIdx.x, warp = threadIdx.y); `shared` is the block's
+//! `plane_stream_shared_bytes<T>(D)` of shared memory. u is read through L2 only, so a caller may
+//! write it between calls (the device loop does). `Split`: `tuning::plane_stream_split`, which
+//! see.
+template <int D, bool Split = tuning::plane_stream_split, class S, class T>
 __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restrict__ out,
-                                              const T* __restrict__ b, const Shape& g, std::int64_t x0,
-                                              std::int64_t y0, std::int64_t z0, std::int64_t z1, int lane,
-                                              int warp, Lane<T>* shared) {
+                                              const T* __restrict__ b, const Shape& g, const PlaneTile& tile,
+                                              std::int64_t z0, std::int64_t z1, int lane, int warp,
+                                              Lane<T>* shared) {
   constexpr int W = Lane<T>::width;
   constexpr int RW = plane_rows_per_warp;
   constexpr int NW = plane_stream_warps;
@@ -103,21 +116,24 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
   constexpr int G = plane_ghost_columns<D, T>;
   constexpr int slots = D + 2;
   constexpr unsigned whole = (1u << W) - 1;
-  constexpr bool split = tuning::plane_stream_split;
+  constexpr bool split = Split;
   static_assert(plane_rows_kept<D> >= 1, "relax: the 3D stream's ghost rows leave no row to store");
 
-  // Which of the lane's columns and of the warp's rows lie in the grid, in its interior, and are
-  // stored by this tile.
-  const std::int64_t x = x0 + lane * W;
-  const std::int64_t i0 = y0 + warp * RW;  // the warp's first row
+  // The lane's segment of the tile and its place there (a whole tile: one segment of 32 lanes;
+  // lanes past the last segment hold no point), then which of its columns and of its rows lie in
+  // the grid, in its interior, and are stored by this tile.
+  const int segment = lane / tile.lanes, segment_lane = lane - segment * tile.lanes;
+  const bool in_segment = segment < tile.segments;
+  const std::int64_t x = tile.x0 + segment_lane * W;
+  const std::int64_t i0 = tile.y0 + segment * plane_rows_kept<D> + warp * RW;  // the warp's first row
   unsigned col_grid = 0, col_interior = 0, col_stored = 0, row_grid = 0, row_interior = 0, row_stored = 0;
 #pragma unroll
   for (int q = 0; q < W; ++q) {
     const std::int64_t c = x + q;
-    const int local = lane * W + q;
-    if (c >= 0 && c <= g.nx + 1) col_grid |= 1u << q;
-    if (c >= 1 && c <= g.nx) col_interior |= 1u << q;
-    if (c >= 1 && c <= g.nx && local >= G && local < 32 * W - G) col_stored |= 1u << q;
+    const int local = segment_lane * W + q;
+    if (in_segment && c >= 0 && c <= g.nx + 1) col_grid |= 1u << q;
+    if (in_segment && c >= 1 && c <= g.nx) col_interior |= 1u << q;
+    if (in_segment && c >= 1 && c <= g.nx && local >= G && local < tile.lanes * W - G) col_stored |= 1u << q;
   }
 #pragma unroll
   for (int r = 0; r < RW; ++r) {

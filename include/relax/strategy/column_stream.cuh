@@ -65,14 +65,11 @@ void launch_column_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out
 template <int D, class S, class T>
 __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
     plane_stream_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
-                        std::int64_t segment_planes) {
+                        PlaneTiling tiling, std::int64_t segment_planes) {
   extern __shared__ __align__(16) unsigned char queue_bytes[];
-  const std::int64_t x0 =
-      static_cast<std::int64_t>(blockIdx.x) * plane_columns_kept<D, T> + 1 - plane_ghost_columns<D, T>;
-  const std::int64_t y0 = static_cast<std::int64_t>(blockIdx.y) * plane_rows_kept<D> + 1 - D;
-  const std::int64_t z0 = static_cast<std::int64_t>(blockIdx.z) * segment_planes + 1;
+  const std::int64_t z0 = static_cast<std::int64_t>(blockIdx.y) * segment_planes + 1;
   const std::int64_t z1 = min(z0 + segment_planes, g.nz + 1);
-  stream_planes<D>(s, u, out, b, g, x0, y0, z0, z1, threadIdx.x, threadIdx.y,
+  stream_planes<D>(s, u, out, b, g, plane_tile(tiling, blockIdx.x), z0, z1, threadIdx.x, threadIdx.y,
                    reinterpret_cast<Lane<T>*>(queue_bytes));
 }
 
@@ -81,15 +78,13 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
 template <int D, class S, class T>
 __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
     plane_stream_k_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
-                          std::int64_t tiles_x, std::int64_t planes) {
+                          PlaneTiling tiling, std::int64_t planes) {
   extern __shared__ __align__(16) unsigned char queue_bytes[];
   const PlaneShare share = plane_share(planes, blockIdx.x, gridDim.x);
   for (std::int64_t at = share.first; at < share.last;) {
     const PlanePiece piece = plane_piece(at, share.last, g.nz);
-    const std::int64_t x0 = (piece.tile % tiles_x) * plane_columns_kept<D, T> + 1 - plane_ghost_columns<D, T>;
-    const std::int64_t y0 = (piece.tile / tiles_x) * plane_rows_kept<D> + 1 - D;
-    stream_planes<D>(s, u, out, b, g, x0, y0, piece.z0, piece.z1, threadIdx.x, threadIdx.y,
-                     reinterpret_cast<Lane<T>*>(queue_bytes));
+    stream_planes<D>(s, u, out, b, g, plane_tile(tiling, piece.tile), piece.z0, piece.z1, threadIdx.x,
+                     threadIdx.y, reinterpret_cast<Lane<T>*>(queue_bytes));
     at += piece.z1 - piece.z0;
   }
 }
@@ -125,28 +120,25 @@ template <int D, class S, class T>
 void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out, const DeviceGrid<T>& b,
                          cudaStream_t stream, PlaneSchedule schedule = PlaneSchedule::chosen) {
   const Shape g = shape_of(u.layout());
-  const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<D, T>);
-  const std::int64_t tiles_y = tile_count(g.ny, plane_rows_kept<D>);
-  require(tiles_x <= 2147483647 && tiles_y <= 65535, "nx, ny", g.nx * g.ny,
-          "a plane whose streamed tiles fit in one launch");
+  const PlaneTiling tiling = plane_stream_tiling<D, T>(g);
+  const std::int64_t tiles = tiling.tiles;
+  require(tiles <= 2147483647, "nx, ny", g.nx * g.ny, "a plane whose streamed tiles fit in one launch");
   require_plane_stream_layout<D>(u, out, b);
   const std::size_t bytes = plane_stream_shared_bytes<T>(D);
   require(bytes <= shared_bytes_limit(), "D", D, "a depth whose plane queue fits in shared memory");
   const dim3 block(32, plane_stream_warps);
-  const std::int64_t tiles = tiles_x * tiles_y;
   const std::int64_t resident = plane_stream_resident(plane_stream_k_kernel<D, S, T>, bytes, D);
   if (schedule == PlaneSchedule::stream_k ||
       (schedule == PlaneSchedule::chosen && use_plane_stream_k(tiles, g.nz, D, resident))) {
     const auto blocks = static_cast<unsigned>(std::min(resident, tiles * g.nz));
-    plane_stream_k_kernel<D><<<blocks, block, bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, tiles_x,
+    plane_stream_k_kernel<D><<<blocks, block, bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, tiling,
                                                                tiles * g.nz);
   } else {
     auto kernel = plane_stream_kernel<D, S, T>;
     const std::int64_t segments = plane_segments(tiles, g.nz, D, plane_stream_resident(kernel, bytes, D));
     const std::int64_t planes = tile_count(g.nz, segments);
-    const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y),
-                    static_cast<unsigned>(tile_count(g.nz, planes)));
-    kernel<<<grid, block, bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, planes);
+    const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(tile_count(g.nz, planes)));
+    kernel<<<grid, block, bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, tiling, planes);
   }
   RELAX_CUDA_CHECK_LAUNCH();
 }

@@ -114,14 +114,25 @@ inline constexpr bool plane_stream_edge_padding = true;
 //! Split, lean_plane_stream_steps.txt, within 3 instructions): D = 4, 2007 -> 1632 instructions
 //! (-19%; 227 -> 237 registers), D = 3, 1699 -> 1318. The copy costs registers
 //! where there are few: a stencil that reads a coefficient field spills more at D = 4 (the test's
-//! VariableDiffusion7: 240 -> 504 bytes). Not yet measured on a GPU, so off;
-//! `RELAX_TUNING_PLANE_STREAM_SPLIT=1` (in the CUDA flags) turns it on, for measuring: the device
-//! tests then run it. Off, the plane-stream kernels' SASS is the same instruction for instruction
-//! as before the switch came in.
+//! VariableDiffusion7: 240 -> 504 bytes). Measured on the H200 (2026-12-05, float32, 512³,
+//! stream-K; docs/results/h200/logs/plane_stream_split_and_lean_study.txt): the library's D = 4
+//! stream 629 -> 685 G updates/s (bench, whole tree built with the switch on), the study's Split
+//! form 697 against the library's 629-632 in the same run (D = 3: 625 against 576-579). So on for
+//! the launched kernels (`launch_plane_stream`); `RELAX_TUNING_PLANE_STREAM_SPLIT=0` turns it off.
 #ifdef RELAX_TUNING_PLANE_STREAM_SPLIT
 inline constexpr bool plane_stream_split = RELAX_TUNING_PLANE_STREAM_SPLIT;
 #else
-inline constexpr bool plane_stream_split = false;
+inline constexpr bool plane_stream_split = true;
+#endif
+//! The same for the 3D passes of the streamed device loop and `PeerStore` (`stream_group`,
+//! `stream_item` in strategy/device_loop.cuh). Their device tests pass with it on (the same
+//! 2026-12-05 run), but their speed with it was not measured, and it adds spills to kernels that
+//! already have some (the float32 loop 108 -> 116 bytes, float64 laddered 116 -> 136): off, as
+//! measured before; `RELAX_TUNING_PLANE_STREAM_SPLIT_LOOPS=1` turns it on.
+#ifdef RELAX_TUNING_PLANE_STREAM_SPLIT_LOOPS
+inline constexpr bool plane_stream_split_loops = RELAX_TUNING_PLANE_STREAM_SPLIT_LOOPS;
+#else
+inline constexpr bool plane_stream_split_loops = false;
 #endif
 
 //! `TemporalBlock<D, ColumnStream>` in 3D, launched (`launch_plane_stream`): from depth
