@@ -4,7 +4,8 @@
 //   nvdisasm -c ps.cubin > ps.sass
 // then compare two builds (`cmp`), or count a kernel's steps with benchmarks/sass_steps.py.
 // docs/results/sass/plane_stream_split_switch.txt used it to show that the library's kernels are
-// the same instruction for instruction with `tuning::plane_stream_split` off as before the switch.
+// the same instruction for instruction with `tuning::plane_stream_split` off as before the switch
+// (the kernels then took the tile count across, not the tiling, see that file).
 #include <relax/multi/peer_store.cuh>
 #include <relax/stencil/stencil7.hpp>
 #include <relax/strategy/column_stream.cuh>
@@ -16,9 +17,9 @@
 
 #define RELAX_PLANE_STREAM_KERNELS(D, T)                                                                         \
   template __global__ void relax::detail::plane_stream_kernel<D, relax::Stencil7<T>, T>(                        \
-      relax::Stencil7<T>, const T*, T*, const T*, relax::detail::Shape, std::int64_t);                          \
+      relax::Stencil7<T>, const T*, T*, const T*, relax::detail::Shape, relax::detail::PlaneTiling, std::int64_t); \
   template __global__ void relax::detail::plane_stream_k_kernel<D, relax::Stencil7<T>, T>(                      \
-      relax::Stencil7<T>, const T*, T*, const T*, relax::detail::Shape, std::int64_t, std::int64_t);
+      relax::Stencil7<T>, const T*, T*, const T*, relax::detail::Shape, relax::detail::PlaneTiling, std::int64_t);
 RELAX_PLANE_STREAM_KERNELS(1, float)
 RELAX_PLANE_STREAM_KERNELS(2, float)
 RELAX_PLANE_STREAM_KERNELS(3, float)
@@ -26,8 +27,8 @@ RELAX_PLANE_STREAM_KERNELS(4, float)
 RELAX_PLANE_STREAM_KERNELS(2, double)
 RELAX_PLANE_STREAM_KERNELS(4, double)
 template __global__ void relax::detail::plane_stream_k_kernel<4, relax::testing::VariableDiffusion7, float>(
-    relax::testing::VariableDiffusion7, const float*, float*, const float*, relax::detail::Shape, std::int64_t,
-    std::int64_t);
+    relax::testing::VariableDiffusion7, const float*, float*, const float*, relax::detail::Shape,
+    relax::detail::PlaneTiling, std::int64_t);
 
 // The streamed device loop in 3D (depths 1 to 4 in one kernel), without and with the ladder.
 #define RELAX_STREAMED_LOOP_KERNEL(Laddered, T)                                                                  \

@@ -70,12 +70,12 @@ inline constexpr int plane_ghost_columns = (D + Lane<T>::width - 1) / Lane<T>::w
 template <int D, class T>
 inline constexpr int plane_columns_kept = 32 * Lane<T>::width - 2 * plane_ghost_columns<D, T>;
 
-//! The tiling of the box's planes for depth D (`agent/plane_tiling.hpp`); `folding` false for
-//! whole tiles only.
+//! The launched 3D stream's tiling of the box's planes for depth D, folded where that saves
+//! tiles (`agent/plane_tiling.hpp`).
 template <int D, class T>
-RELAX_HOST_DEVICE inline PlaneTiling plane_stream_tiling(const Shape& g, bool folding = true) {
+RELAX_HOST_DEVICE inline PlaneTiling plane_stream_tiling(const Shape& g) {
   return plane_tiling(g.nx, g.ny, Lane<T>::width, plane_columns_kept<D, T>, plane_rows_kept<D>,
-                      plane_ghost_columns<D, T>, D, folding);
+                      plane_ghost_columns<D, T>, D);
 }
 
 //! Shared memory of a block of depth d: the edge rows ([2 parities][d levels][`plane_edge_slots`]
@@ -103,8 +103,9 @@ __device__ __forceinline__ void for_each_level(F&& f) {
 //! block (lane = threadIdx.x, warp = threadIdx.y); `shared` is the block's
 //! `plane_stream_shared_bytes<T>(D)` of shared memory. u is read through L2 only, so a caller may
 //! write it between calls (the device loop does). `Split`: `tuning::plane_stream_split`, which
-//! see.
-template <int D, bool Split = tuning::plane_stream_split, class S, class T>
+//! see. `Folded` false: `tile` is whole (one segment of 32 lanes), which the code then takes as
+//! constants (the persistent loops, whose kernels are as before folding came in).
+template <int D, bool Split = tuning::plane_stream_split, bool Folded = true, class S, class T>
 __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restrict__ out,
                                               const T* __restrict__ b, const Shape& g, const PlaneTile& tile,
                                               std::int64_t z0, std::int64_t z1, int lane, int warp,
@@ -122,8 +123,9 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
   // The lane's segment of the tile and its place there (a whole tile: one segment of 32 lanes;
   // lanes past the last segment hold no point), then which of its columns and of its rows lie in
   // the grid, in its interior, and are stored by this tile.
-  const int segment = lane / tile.lanes, segment_lane = lane - segment * tile.lanes;
-  const bool in_segment = segment < tile.segments;
+  const int lanes = Folded ? tile.lanes : 32;
+  const int segment = Folded ? lane / lanes : 0, segment_lane = lane - segment * lanes;
+  const bool in_segment = !Folded || segment < tile.segments;
   const std::int64_t x = tile.x0 + segment_lane * W;
   const std::int64_t i0 = tile.y0 + segment * plane_rows_kept<D> + warp * RW;  // the warp's first row
   unsigned col_grid = 0, col_interior = 0, col_stored = 0, row_grid = 0, row_interior = 0, row_stored = 0;
@@ -133,7 +135,7 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
     const int local = segment_lane * W + q;
     if (in_segment && c >= 0 && c <= g.nx + 1) col_grid |= 1u << q;
     if (in_segment && c >= 1 && c <= g.nx) col_interior |= 1u << q;
-    if (in_segment && c >= 1 && c <= g.nx && local >= G && local < tile.lanes * W - G) col_stored |= 1u << q;
+    if (in_segment && c >= 1 && c <= g.nx && local >= G && local < lanes * W - G) col_stored |= 1u << q;
   }
 #pragma unroll
   for (int r = 0; r < RW; ++r) {

@@ -47,8 +47,8 @@ struct PlaneTiling {
 
 //! The tiling of an nx × ny plane by tiles of 32 lanes of `width` points, `columns_kept` ×
 //! `rows_kept` of them stored, `ghost_columns` and `ghost_rows` loaded on each side. `folding`
-//! false: the plain walk (the persistent loops stream whole tiles only). A fold needs at least
-//! two segments in a warp and two rows of tiles.
+//! false: the plain walk, whole tiles only (what the persistent loops stream, without this
+//! arithmetic). A fold needs at least two segments in a warp and two rows of tiles.
 RELAX_HOST_DEVICE inline PlaneTiling plane_tiling(std::int64_t nx, std::int64_t ny, int width, int columns_kept,
                                                   int rows_kept, int ghost_columns, int ghost_rows,
                                                   bool folding = true) {
