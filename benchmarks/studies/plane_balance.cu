@@ -1,0 +1,195 @@
+// Study (not a strategy): what each tile of the 3D plane stream costs, and how evenly the launched
+// stream-K kernel's blocks finish (issue 12).
+//
+// Nsight Compute found the folded stream-K kernel at 512^3, D = 4, with its slowest SM busy 9.3%
+// longer than the mean (docs/performance-notes.md, "Unchecked steps on, and folded tiles").
+// Stream-K gives every block the same number of planes; if tiles' planes do not cost the same,
+// the blocks do not finish together. This study measures, with the GPU's global timer:
+// - every tile streamed alone down all its planes by one block (`stream_planes`, the library's
+//   agent; all tiles at once where they fit on the SMs), folded and unfolded;
+// - every block of the library's stream-K schedule (the same shares and pieces as
+//   `plane_stream_k_kernel`), with the tiles its pieces cover;
+// and checks the timed stream-K kernel's output against the library's launch bit for bit. Built
+// with the benchmarks (relax_study_plane_balance); run it with no arguments.
+#include <relax/domain/device_grid.hpp>
+#include <relax/stencil/stencil7.hpp>
+#include <relax/strategy/column_stream.cuh>
+
+#include "study_support.cuh"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+using namespace relax;
+using namespace relax::detail;
+
+struct BlockTime {
+  unsigned long long start, end;  // global timer, ns
+  int sm, pieces;
+  long long first_tile, last_tile;
+};
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ int sm_id() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return static_cast<int>(r);
+}
+
+// Block k streams tile k down all planes.
+template <int D, class S, class T>
+__global__ void __launch_bounds__(32 * plane_stream_warps, 1)
+    tile_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
+                PlaneTiling tiling, BlockTime* times) {
+  extern __shared__ __align__(16) unsigned char queue_bytes[];
+  __syncthreads();
+  const unsigned long long start = global_ns();
+  stream_planes<D>(s, u, out, b, g, plane_tile(tiling, blockIdx.x), 1, g.nz + 1, threadIdx.x, threadIdx.y,
+                   reinterpret_cast<Lane<T>*>(queue_bytes));
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0)
+    times[blockIdx.x] = {start, global_ns(), sm_id(), 1, static_cast<long long>(blockIdx.x),
+                         static_cast<long long>(blockIdx.x)};
+}
+
+// `plane_stream_k_kernel`, timed.
+template <int D, class S, class T>
+__global__ void __launch_bounds__(32 * plane_stream_warps, 1)
+    stream_k_timed(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
+                   PlaneTiling tiling, std::int64_t planes, BlockTime* times) {
+  extern __shared__ __align__(16) unsigned char queue_bytes[];
+  __syncthreads();
+  const unsigned long long start = global_ns();
+  const PlaneShare share = plane_share(planes, blockIdx.x, gridDim.x);
+  int pieces = 0;
+  long long first = -1, last = -1;
+  for (std::int64_t at = share.first; at < share.last;) {
+    const PlanePiece piece = plane_piece(at, share.last, g.nz);
+    stream_planes<D>(s, u, out, b, g, plane_tile(tiling, piece.tile), piece.z0, piece.z1, threadIdx.x,
+                     threadIdx.y, reinterpret_cast<Lane<T>*>(queue_bytes));
+    at += piece.z1 - piece.z0;
+    if (first < 0) first = piece.tile;
+    last = piece.tile;
+    ++pieces;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0) times[blockIdx.x] = {start, global_ns(), sm_id(), pieces, first, last};
+}
+
+template <class Kernel>
+int resident(Kernel kernel, std::size_t bytes) {
+  RELAX_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+  int per_sm = 0;
+  RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * plane_stream_warps, bytes));
+  return per_sm * current_sm_count();
+}
+
+const char* kind(const PlaneTiling& t, const PlaneTile& tile) {
+  if (tile.segments > 1) return "folded";
+  if (tile.lanes < 32) return "folded1";
+  const bool first_x = tile.x0 + t.ghost_columns == 1;
+  const bool last_x = tile.x0 + t.ghost_columns == 1 + (t.tiles_x - 1) * t.columns_kept;
+  const bool first_y = tile.y0 + t.ghost_rows == 1;
+  const bool last_y = tile.y0 + t.ghost_rows == 1 + (t.tiles_y - 1) * t.rows_kept;
+  if (last_y) return last_x ? "last row, last x" : "last row";
+  if (first_y) return first_x ? "first row, first x" : last_x ? "first row, last x" : "first row";
+  return first_x ? "first x" : last_x ? "last x" : "inner";
+}
+
+std::vector<BlockTime> fetch(const relax::DeviceBuffer<BlockTime>& times, std::size_t n) {
+  std::vector<BlockTime> h(n);
+  RELAX_CUDA_CHECK(cudaMemcpy(h.data(), times.data(), n * sizeof(BlockTime), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+template <int D>
+void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
+  using T = float;
+  const Stencil7<T> s(10.0);
+  study::Box box(Extents(nx, ny, nz));
+  const Shape g = shape_of(box.u.layout());
+  const std::size_t bytes = plane_stream_shared_bytes<T>(D);
+  for (bool folding : {false, true}) {
+    const PlaneTiling tiling = plane_tiling(g.nx, g.ny, Lane<T>::width, plane_columns_kept<D, T>, plane_rows_kept<D>,
+                                            plane_ghost_columns<D, T>, D, folding);
+    printf("%lldx%lldx%lld D=%d %s: %lld tiles (%lld x %lld, fold %lld of %d lanes)\n", (long long)nx, (long long)ny,
+           (long long)nz, D, folding ? "folded" : "whole tiles", (long long)tiling.tiles, (long long)tiling.tiles_x,
+           (long long)tiling.tiles_y, (long long)tiling.fold, tiling.lanes);
+    // Each tile alone, all at once where they fit (twice: the first warms up).
+    relax::DeviceBuffer<BlockTime> times(static_cast<std::size_t>(std::max<std::int64_t>(tiling.tiles, 4096)));
+    auto tk = tile_kernel<D, Stencil7<T>, T>;
+    resident(tk, bytes);
+    for (int round = 0; round < 2; ++round) {
+      tk<<<static_cast<unsigned>(tiling.tiles), dim3(32, plane_stream_warps), bytes>>>(
+          s, box.u.origin(), box.got.origin(), box.b.origin(), g, tiling, times.data());
+      RELAX_CUDA_CHECK_LAUNCH();
+      RELAX_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    std::vector<BlockTime> h = fetch(times, static_cast<std::size_t>(tiling.tiles));
+    printf("  one block a tile, all planes (us); by kind: mean, min, max, count\n");
+    const char* kinds[] = {"inner", "first x", "last x", "first row", "first row, first x", "first row, last x",
+                           "last row", "last row, last x", "folded", "folded1"};
+    for (const char* k : kinds) {
+      double sum = 0, lo = 1e30, hi = 0;
+      int count = 0;
+      for (std::int64_t t = 0; t < tiling.tiles; ++t) {
+        if (std::strcmp(kind(tiling, plane_tile(tiling, t)), k) != 0) continue;
+        const double us = (h[t].end - h[t].start) / 1e3;
+        sum += us, lo = std::min(lo, us), hi = std::max(hi, us), ++count;
+      }
+      if (count) printf("    %-20s %8.1f %8.1f %8.1f %4d\n", k, sum / count, lo, hi, count);
+    }
+    // The stream-K schedule, timed per block, against the library's launch (bits).
+    auto sk = stream_k_timed<D, Stencil7<T>, T>;
+    const int blocks = std::min<std::int64_t>(resident(sk, bytes), tiling.tiles * g.nz);
+    box.reset();
+    launch_plane_stream<D>(s, box.u, box.ref, box.b, nullptr, PlaneSchedule::stream_k);
+    float best = 1e30f;
+    for (int round = 0; round < 3; ++round) {
+      const float ms = study::time_ms(1, [&] {
+        sk<<<blocks, dim3(32, plane_stream_warps), bytes>>>(s, box.u.origin(), box.got.origin(), box.b.origin(), g,
+                                                           tiling, tiling.tiles * g.nz, times.data());
+        RELAX_CUDA_CHECK_LAUNCH();
+      });
+      best = std::min(best, ms);
+    }
+    h = fetch(times, static_cast<std::size_t>(blocks));
+    unsigned long long t0 = ~0ull, t1 = 0;
+    double sum = 0;
+    for (const BlockTime& b : h) t0 = std::min(t0, b.start), t1 = std::max(t1, b.end), sum += (b.end - b.start) / 1e3;
+    std::vector<int> order(blocks);
+    for (int i = 0; i < blocks; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](int a, int c) { return h[a].end - h[a].start < h[c].end - h[c].start; });
+    const double mean = sum / blocks;
+    printf("  stream-K, %d blocks, %.1f planes each: kernel %.1f us (events, best of 3: %.1f us, %.1f G/s); block "
+           "mean %.1f, min %.1f, max %.1f us; differing %lld\n",
+           blocks, double(tiling.tiles * g.nz) / blocks, (t1 - t0) / 1e3, best * 1e3,
+           double(nx) * ny * nz * D / best / 1e6, mean, (h[order.front()].end - h[order.front()].start) / 1e3,
+           (h[order.back()].end - h[order.back()].start) / 1e3, (long long)box.differing());
+    printf("  blocks by time (us, pieces, tiles: kinds):\n");
+    for (int r = 0; r < blocks; ++r) {
+      if (r >= 8 && r < blocks - 12) continue;
+      const BlockTime& b = h[order[r]];
+      printf("    %7.1f  %d  %lld..%lld: %s / %s\n", (b.end - b.start) / 1e3, b.pieces, b.first_tile, b.last_tile,
+             kind(tiling, plane_tile(tiling, b.first_tile)), kind(tiling, plane_tile(tiling, b.last_tile)));
+    }
+  }
+}
+
+int main() {
+  cudaDeviceProp prop{};
+  RELAX_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  study_box<4>(512, 512, 512);
+  study_box<4>(768, 768, 768);
+  study_box<3>(512, 512, 512);
+  return 0;
+}
