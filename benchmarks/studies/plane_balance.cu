@@ -9,8 +9,10 @@
 //   agent; all tiles at once where they fit on the SMs), folded and unfolded;
 // - every block of the library's stream-K schedule (the same shares and pieces as
 //   `plane_stream_k_kernel`), with the tiles its pieces cover;
-// and checks the timed stream-K kernel's output against the library's launch bit for bit. Built
-// with the benchmarks (relax_study_plane_balance); run it with no arguments.
+// and checks the timed stream-K kernel's output against the library's launch bit for bit. First
+// it times the library's stream-K with shares equal in planes against shares weighted by the
+// model fitted on those tile times (`weighted_plane_shares`), bits compared; `--shares` stops
+// there. Built with the benchmarks (relax_study_plane_balance); run it with no arguments.
 #include <relax/domain/device_grid.hpp>
 #include <relax/stencil/stencil7.hpp>
 #include <relax/strategy/column_stream.cuh>
@@ -184,12 +186,42 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
   }
 }
 
-int main() {
+// The library's launch with stream-K's shares equal in planes and weighted (`weighted_plane_shares`),
+// interleaved, twice: time and bits.
+template <int D>
+bool compare_shares(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
+  const Stencil7<float> s(10.0);
+  study::Box box(Extents(nx, ny, nz));
+  const double points = double(nx) * ny * nz * D;
+  const int reps = nx * ny * nz > 50'000'000 ? 20 : 5;
+  bool same = true;
+  for (int round = 0; round < 2; ++round) {
+    const float equal =
+        study::time_ms(reps, [&] { launch_plane_stream<D>(s, box.u, box.ref, box.b, nullptr, PlaneSchedule::stream_k); });
+    box.reset();
+    const float weighted =
+        study::time_ms(reps, [&] { launch_plane_stream<D>(s, box.u, box.got, box.b, nullptr, PlaneSchedule::weighted); });
+    const long long differing = box.differing();
+    same = same && differing == 0;
+    printf("%lldx%lldx%lld D=%d round %d: stream-K equal shares %.3f ms %.1f G/s, weighted %.3f ms %.1f G/s, "
+           "speed-up %.3f, differing %lld\n",
+           (long long)nx, (long long)ny, (long long)nz, D, round, equal, points / equal / 1e6, weighted,
+           points / weighted / 1e6, equal / weighted, differing);
+  }
+  return same;
+}
+
+int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   RELAX_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  bool same = true;
+  for (auto e : {Extents(512, 512, 512), Extents(768, 768, 768), Extents(256, 256, 256), Extents(333, 200, 100)})
+    same = compare_shares<4>(e.nx, e.ny, e.nz) && same;
+  same = compare_shares<3>(512, 512, 512) && same;
+  if (argc > 1 && std::strcmp(argv[1], "--shares") == 0) return same ? 0 : 1;
   study_box<4>(512, 512, 512);
   study_box<4>(768, 768, 768);
   study_box<3>(512, 512, 512);
-  return 0;
+  return same ? 0 : 1;
 }

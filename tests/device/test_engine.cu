@@ -64,9 +64,10 @@ void check_sweeps(const S& s, const Extents& e, relax::Batch batch, const Schedu
   check_sweeps<Strategy>(s, s, e, batch, schedule);
 }
 
-// One launch of the 3D stream of depth D under each schedule (segments, stream-K, the chosen one)
-// against D synchronous sweeps on the host, bit for bit; returns whether the chosen one is
-// stream-K (false, and nothing run, where the device's shared memory holds no queue of depth D).
+// One launch of the 3D stream of depth D under each schedule (segments, stream-K with equal and
+// with weighted shares, the chosen one) against D synchronous sweeps on the host, bit for bit;
+// returns whether the chosen one is stream-K (false, and nothing run, where the device's shared
+// memory holds no queue of depth D).
 template <int D>
 bool check_plane_schedules(const Extents& e) {
   using T = float;
@@ -82,7 +83,8 @@ bool check_plane_schedules(const Extents& e) {
   HostGrid<T> want = u, host_scratch = u;
   ref::sweeps(s, want, host_scratch, b, ref::SyncSchedule{}, D, ref::Exec::openmp());
   using relax::detail::PlaneSchedule;
-  for (PlaneSchedule schedule : {PlaneSchedule::segments, PlaneSchedule::stream_k, PlaneSchedule::chosen}) {
+  for (PlaneSchedule schedule :
+       {PlaneSchedule::segments, PlaneSchedule::stream_k, PlaneSchedule::weighted, PlaneSchedule::chosen}) {
     DeviceGrid<T> out = relax::to_device(u, stream);
     relax::detail::launch_plane_stream<D>(s, du, out, db, stream, schedule);
     const HostGrid<T> got = relax::to_host(out, stream);

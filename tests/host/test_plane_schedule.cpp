@@ -8,6 +8,7 @@
 #include <relax/strategy/plane_schedule.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -147,4 +148,54 @@ TEST_CASE("the 3D stream folds the narrow last tiles of rows of tiles", "[plane_
   CHECK(plane_tiling(536, 512, 4, 120, 24, 4, 4).fold == 2);  // rest 56: 16 lanes
   CHECK(plane_tiling(537, 512, 4, 120, 24, 4, 4).fold == 1);  // rest 57: 17 lanes
   CHECK(plane_tiling(130, 24, 4, 120, 24, 4, 4).fold == 1);   // one row of tiles
+}
+
+TEST_CASE("stream-K's weighted shares cover every plane once and are equal in modelled cost", "[plane_schedule]") {
+  // 512³ at D = 4 in float (folded: 96 tiles), 768³ (208), a box of a few tiles and few planes,
+  // and more blocks than planes.
+  struct Case {
+    std::int64_t nx, ny, nz;
+    int blocks;
+  };
+  const Case cases[] = {{512, 512, 512, 132}, {768, 768, 768, 132}, {250, 49, 61, 132}, {33, 17, 5, 132},
+                        {130, 200, 9, 7},     {1, 1, 3, 132},       {1200, 800, 3, 1024}};
+  for (const Case& c : cases) {
+    INFO("box " << c.nx << " x " << c.ny << " x " << c.nz << ", blocks " << c.blocks);
+    const PlaneTiling t = plane_tiling(c.nx, c.ny, 4, 120, 24, 4, 4);
+    const int blocks = static_cast<int>(std::min<std::int64_t>(c.blocks, t.tiles * c.nz));
+    const PlaneShareTable shares = weighted_plane_shares(t, c.nx, c.ny, c.nz, 4, blocks);
+    CHECK(shares.first[0] == 0);
+    CHECK(shares.first[blocks] == t.tiles * c.nz);
+    double total = 0, heaviest = 0;
+    std::vector<double> weight(static_cast<std::size_t>(t.tiles));
+    for (std::int64_t k = 0; k < t.tiles; ++k) {
+      weight[k] = plane_tile_weight(t, plane_tile(t, k), c.nx, c.ny, 4);
+      total += weight[k] * c.nz;
+      heaviest = std::max(heaviest, weight[k]);
+    }
+    for (int k = 0; k < blocks; ++k) {
+      REQUIRE(shares.first[k + 1] >= shares.first[k]);  // contiguous, in block order, every plane once
+      double cost = 0;
+      for (std::int64_t p = shares.first[k]; p < shares.first[k + 1]; ++p) cost += weight[p / c.nz];
+      CHECK(std::abs(cost - total / blocks) <= 2 * heaviest);  // equal to within a plane or two
+    }
+  }
+}
+
+TEST_CASE("the weights of the 3D stream's tiles: edges cheaper or dearer as measured", "[plane_schedule]") {
+  // 512², D = 4 in float, folded (tile numbers as in the folding test above).
+  const PlaneTiling t = plane_tiling(512, 512, 4, 120, 24, 4, 4);
+  auto weight = [&](std::int64_t k) { return plane_tile_weight(t, plane_tile(t, k), 512, 512, 4); };
+  const double inner = weight(13 + 1);  // second row of tiles, second tile: every loaded point in the grid
+  CHECK(inner == Approx(1.0));
+  const double first_x = weight(13), folded = weight(12), last_row = weight(92), last_folded = weight(95);
+  CHECK(first_x == Approx(1.059).epsilon(0.005));  // lane 0 holds the ring column: every warp restores
+  CHECK(folded > first_x);                         // measured 1.130 of an inner tile
+  CHECK(last_row == Approx(0.878).epsilon(0.01));  // 19 of 32 rows beyond the grid
+  CHECK(last_folded > last_row);
+  // Without folding the last tile of a row of tiles stores 32 of 120 columns (measured 0.966).
+  const PlaneTiling whole = plane_tiling(512, 512, 4, 120, 24, 4, 4, false);
+  const double last_x = plane_tile_weight(whole, plane_tile(whole, 4 + 5), 512, 512, 4);
+  CHECK(last_x < first_x);
+  CHECK(last_x == Approx(0.966).epsilon(0.03));
 }

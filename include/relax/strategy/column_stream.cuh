@@ -4,7 +4,8 @@
 //! registers (see `ColumnStream` in `tiled.hpp`): in 2D a warp streams a strip of columns down
 //! the rows (`relax/agent/column_stream.cuh`), in 3D a block streams an (x, y) tile down the
 //! planes (`relax/agent/plane_stream.cuh`), each tile's planes cut into segments or, from D = 3,
-//! all tiles' planes shared out equally over the resident blocks (stream-K, `use_plane_stream_k`).
+//! all tiles' planes shared out over the resident blocks (stream-K, `use_plane_stream_k`), in
+//! shares of equal modelled cost (`weighted_plane_shares`).
 
 #include <relax/agent/column_stream.cuh>
 #include <relax/agent/plane_stream.cuh>
@@ -89,6 +90,22 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
   }
 }
 
+//! Stream-K with shares weighted by what their tiles' planes cost: block k streams planes
+//! [shares.first[k], shares.first[k + 1]) of all tiles (`weighted_plane_shares`).
+template <int D, class S, class T>
+__global__ void __launch_bounds__(32 * plane_stream_warps, 1)
+    plane_stream_w_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
+                          PlaneTiling tiling, const PlaneShareTable shares) {
+  extern __shared__ __align__(16) unsigned char queue_bytes[];
+  const std::int64_t last = shares.first[blockIdx.x + 1];
+  for (std::int64_t at = shares.first[blockIdx.x]; at < last;) {
+    const PlanePiece piece = plane_piece(at, last, g.nz);
+    stream_planes<D>(s, u, out, b, g, plane_tile(tiling, piece.tile), piece.z0, piece.z1, threadIdx.x,
+                     threadIdx.y, reinterpret_cast<Lane<T>*>(queue_bytes));
+    at += piece.z1 - piece.z0;
+  }
+}
+
 //! The 3D stream's loads are aligned vectors: the interior of every row starts 16 bytes aligned,
 //! and a row's lead padding holds the ghost columns left of point 0 (what `GridLayout::of` makes);
 //! it counts planes in int.
@@ -128,8 +145,15 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
   require(bytes <= shared_bytes_limit(), "D", D, "a depth whose plane queue fits in shared memory");
   const dim3 block(32, plane_stream_warps);
   const std::int64_t resident = plane_stream_resident(plane_stream_k_kernel<D, S, T>, bytes, D);
-  if (schedule == PlaneSchedule::stream_k ||
-      (schedule == PlaneSchedule::chosen && use_plane_stream_k(tiles, g.nz, D, resident))) {
+  const bool stream_k = schedule == PlaneSchedule::chosen && use_plane_stream_k(tiles, g.nz, D, resident);
+  if (schedule == PlaneSchedule::weighted || (stream_k && tuning::plane_stream_weighted)) {
+    auto kernel = plane_stream_w_kernel<D, S, T>;
+    const int blocks = static_cast<int>(std::min<std::int64_t>(
+        {plane_stream_resident(kernel, bytes, D), tiles * g.nz, std::int64_t{PlaneShareTable::capacity}}));
+    kernel<<<blocks, block, bytes, stream>>>(
+        s, u.origin(), out.origin(), b.origin(), g, tiling,
+        weighted_plane_shares(tiling, g.nx, g.ny, g.nz, Lane<T>::width, blocks));
+  } else if (schedule == PlaneSchedule::stream_k || stream_k) {
     const auto blocks = static_cast<unsigned>(std::min(resident, tiles * g.nz));
     plane_stream_k_kernel<D><<<blocks, block, bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, tiling,
                                                                tiles * g.nz);
@@ -144,19 +168,20 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
 }
 
 // The streaming kernels of depth D for stencil S: the column stream's in 2D; in 3D the plane
-// stream's two schedules (segments, stream-K).
+// stream's schedules (segments, stream-K, weighted stream-K).
 template <int D, class S, class T>
-std::array<const void*, 2> kernels_of() {
-  if constexpr (S::rank == 2) return {reinterpret_cast<const void*>(column_stream_kernel<D, S, T>), nullptr};
+std::array<const void*, 3> kernels_of() {
+  if constexpr (S::rank == 2) return {reinterpret_cast<const void*>(column_stream_kernel<D, S, T>), nullptr, nullptr};
   else
     return {reinterpret_cast<const void*>(plane_stream_kernel<D, S, T>),
-            reinterpret_cast<const void*>(plane_stream_k_kernel<D, S, T>)};
+            reinterpret_cast<const void*>(plane_stream_k_kernel<D, S, T>),
+            reinterpret_cast<const void*>(plane_stream_w_kernel<D, S, T>)};
 }
 
 // Loads the kernels of depths 1..8 (see Sweeper::preload).
 template <class S, class T, int... I>
 void preload_column_stream(std::integer_sequence<int, I...>) {
-  const std::array<const void*, 2> kernels[] = {kernels_of<I + 1, S, T>()...};
+  const std::array<const void*, 3> kernels[] = {kernels_of<I + 1, S, T>()...};
   cudaFuncAttributes attributes{};
   for (const auto& of_depth : kernels)
     for (const void* k : of_depth)

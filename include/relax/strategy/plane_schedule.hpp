@@ -12,12 +12,17 @@
 //!   tile it meets (`plane_piece`). No wave is left part-full, at the price of a block's
 //!   neighbours being at other planes.
 //! `use_plane_stream_k` picks between them (`tuning::plane_stream_k_*`, with the measurements).
+//! Stream-K's shares can also be equal in modelled cost rather than in planes
+//! (`weighted_plane_shares`, `tuning::plane_stream_weighted`): tiles at the grid's edges and
+//! folded tiles do not cost what an inner tile does.
 
+#include <relax/agent/plane_tiling.hpp>
 #include <relax/config.hpp>
 #include <relax/core/launch.hpp>
 #include <relax/strategy/tuning.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace relax::detail {
@@ -36,9 +41,10 @@ inline std::int64_t plane_segments(std::int64_t tiles, std::int64_t nz, int dept
   return best;
 }
 
-//! Which schedule a launch of the 3D stream runs: `chosen` (by `use_plane_stream_k`), or either
-//! one by name (for tests and measurements).
-enum class PlaneSchedule { chosen, segments, stream_k };
+//! Which schedule a launch of the 3D stream runs: `chosen` (by `use_plane_stream_k`, and
+//! `tuning::plane_stream_weighted` for stream-K's shares), or one by name (for tests and
+//! measurements): segments, stream-K with equal shares, or with weighted ones.
+enum class PlaneSchedule { chosen, segments, stream_k, weighted };
 
 //! Whether the 3D stream of depth `depth` over `tiles` tiles `nz` planes deep, with `resident`
 //! blocks, runs stream-K: from `tuning::plane_stream_k_min_depth`, where each block's share is at
@@ -68,6 +74,60 @@ RELAX_HOST_DEVICE inline PlanePiece plane_piece(std::int64_t at, std::int64_t la
   const std::int64_t tile = at / nz;
   const std::int64_t stop = last < (tile + 1) * nz ? last : (tile + 1) * nz;
   return {tile, at - tile * nz + 1, stop - tile * nz + 1};
+}
+
+//! What a plane of `tile` costs relative to a plane of a tile whose loaded points all lie in the
+//! grid (the model of `tuning::plane_weight_*`), on an nx × ny plane with `width` points a lane.
+inline double plane_tile_weight(const PlaneTiling& t, const PlaneTile& tile, std::int64_t nx, std::int64_t ny,
+                                int width) {
+  const std::int64_t rows = t.rows_kept + 2 * t.ghost_rows, columns = std::int64_t{tile.lanes} * width;
+  const std::int64_t first = std::max<std::int64_t>(tile.x0, 0), last = std::min(tile.x0 + columns - 1, nx + 1);
+  const std::int64_t columns_in = last >= first ? (last - first + 1) * tile.segments : 0;
+  std::int64_t rows_out = 0;
+  for (int s = 0; s < tile.segments; ++s) {
+    const std::int64_t y0 = tile.y0 + std::int64_t{s} * t.rows_kept;
+    const std::int64_t in = std::min(y0 + rows - 1, ny + 1) - std::max<std::int64_t>(y0, 0) + 1;
+    rows_out += rows - std::max<std::int64_t>(in, 0);
+  }
+  const bool ring = tile.x0 <= 0 || tile.x0 + columns - 1 >= nx + 1;  // column 0 or nx + 1 in its lanes
+  const bool folded = tile.lanes < 32;
+  return (1 - tuning::plane_weight_columns_out * (1 - double(columns_in) / (32.0 * width))) *
+         (1 - tuning::plane_weight_rows_out * double(rows_out) / double(rows * tile.segments)) *
+         (1 + (ring ? tuning::plane_weight_ring_lanes : 0.0)) * (1 + (folded ? tuning::plane_weight_folded : 0.0));
+}
+
+//! Stream-K's shares for up to `capacity` blocks: block k streams planes [first[k], first[k + 1])
+//! of all tiles (numbered tile by tile, as `plane_share`'s), a kernel parameter.
+struct PlaneShareTable {
+  static constexpr int capacity = 1024;
+  std::int64_t first[capacity + 1];
+};
+
+//! Shares of the planes of all `t.tiles` tiles of an nx × ny × nz box over `blocks` (1 ..
+//! capacity) blocks, equal in modelled cost (`plane_tile_weight`): contiguous, in block order,
+//! covering every plane once. Host arithmetic, once a launch.
+inline PlaneShareTable weighted_plane_shares(const PlaneTiling& t, std::int64_t nx, std::int64_t ny, std::int64_t nz,
+                                             int width, int blocks) {
+  PlaneShareTable table{};
+  double total = 0;
+  for (std::int64_t k = 0; k < t.tiles; ++k) total += plane_tile_weight(t, plane_tile(t, k), nx, ny, width);
+  std::int64_t tile = 0;
+  double before = 0;  // cost of the planes of the tiles before `tile`, in inner-tile planes / nz
+  double weight = plane_tile_weight(t, plane_tile(t, 0), nx, ny, width);
+  table.first[0] = 0;
+  for (int k = 1; k < blocks; ++k) {
+    const double target = total * k / blocks;
+    while (tile + 1 < t.tiles && before + weight <= target) {
+      before += weight;
+      ++tile;
+      weight = plane_tile_weight(t, plane_tile(t, tile), nx, ny, width);
+    }
+    const double planes = std::floor((target - before) / weight * double(nz));
+    const std::int64_t at = tile * nz + std::min<std::int64_t>(nz, std::max(0.0, planes));
+    table.first[k] = std::max(at, table.first[k - 1]);
+  }
+  table.first[blocks] = t.tiles * nz;
+  return table;
 }
 
 }  // namespace relax::detail

@@ -151,6 +151,29 @@ inline constexpr bool plane_stream_split_loops = false;
 inline constexpr int plane_stream_k_min_depth = 3;
 inline constexpr int plane_stream_k_min_warmups = 2;
 
+//! Stream-K's shares weighted by what a tile's planes cost (`weighted_plane_shares`,
+//! strategy/plane_schedule.hpp) instead of equal in planes. The model, relative to a tile whose
+//! points all lie in the grid: (1 − `plane_weight_columns_out` · the fraction of the tile's lanes'
+//! columns outside the grid) · (1 − `plane_weight_rows_out` · the fraction of its rows outside) ·
+//! (1 + `plane_weight_ring_lanes` if its lanes hold a ring column, so that every warp restores
+//! points at every level) · (1 + `plane_weight_folded` for a folded tile). Fitted on the H200
+//! (2026-12-05, relax_study_plane_balance, docs/results/h200/logs/plane_balance_study.txt: each
+//! tile streamed alone by a block, float32, D = 4, 512³ and 768³): an inner tile 852 µs at 512³,
+//! a first column of tiles 902 (+5.9%), the last, storing 32 columns, 823, the last row of tiles
+//! (19 of 32 rows outside) 748, a folded tile 963; at 768³ +6.2%, 0.993, 0.987 (3 rows outside),
+//! +11.9%. With equal shares the slowest block of the folded kernel took 722.5 µs against a mean
+//! of 661.7 (the same model, fed the measured costs, gives 723 and 651; weighted, 664).
+inline constexpr double plane_weight_columns_out = 0.126;
+inline constexpr double plane_weight_rows_out = 0.198;
+inline constexpr double plane_weight_ring_lanes = 0.061;
+inline constexpr double plane_weight_folded = 0.08;
+//! Whether the launched stream-K schedule weights its shares (above).
+#ifdef RELAX_TUNING_PLANE_STREAM_WEIGHTED
+inline constexpr bool plane_stream_weighted = RELAX_TUNING_PLANE_STREAM_WEIGHTED;
+#else
+inline constexpr bool plane_stream_weighted = true;
+#endif
+
 //! `MultiSolver<DeviceLoop<Sync>, Nvshmem>`: blocks per SM its kernel is compiled for (launch
 //! bounds), by rank. NVSHMEM's device library needs relocatable device code, and there ptxas
 //! gives the same PTX more registers: the single-domain `DeviceLoop<Sync>` kernels 80 to 96
