@@ -19,7 +19,10 @@
   template __global__ void relax::detail::plane_stream_kernel<D, relax::Stencil7<T>, T>(                        \
       relax::Stencil7<T>, const T*, T*, const T*, relax::detail::Shape, relax::detail::PlaneTiling, std::int64_t); \
   template __global__ void relax::detail::plane_stream_k_kernel<D, relax::Stencil7<T>, T>(                      \
-      relax::Stencil7<T>, const T*, T*, const T*, relax::detail::Shape, relax::detail::PlaneTiling, std::int64_t);
+      relax::Stencil7<T>, const T*, T*, const T*, relax::detail::Shape, relax::detail::PlaneTiling, std::int64_t); \
+  template __global__ void relax::detail::plane_stream_w_kernel<D, relax::Stencil7<T>, T>(                      \
+      relax::Stencil7<T>, const T*, T*, const T*, relax::detail::Shape, relax::detail::PlaneTiling,              \
+      const relax::detail::PlaneShareTable);
 RELAX_PLANE_STREAM_KERNELS(1, float)
 RELAX_PLANE_STREAM_KERNELS(2, float)
 RELAX_PLANE_STREAM_KERNELS(3, float)

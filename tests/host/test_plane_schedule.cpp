@@ -199,3 +199,13 @@ TEST_CASE("the weights of the 3D stream's tiles: edges cheaper or dearer as meas
   CHECK(last_x < first_x);
   CHECK(last_x == Approx(0.966).epsilon(0.03));
 }
+
+TEST_CASE("the chosen stream-K weights its shares at D = 4 where a block's share is long", "[plane_schedule]") {
+  // Measured faster weighted: 512³ (96 tiles, 372 planes a block) and 768³ (208, 1210) at D = 4;
+  // slower: 256³ (25 tiles, 48 planes a block), 333 × 200 × 100 (27, 20), and 512³ at D = 3.
+  CHECK(use_weighted_plane_shares(96, 512, 4, 132) == relax::tuning::plane_stream_weighted);
+  CHECK(use_weighted_plane_shares(208, 768, 4, 132) == relax::tuning::plane_stream_weighted);
+  CHECK_FALSE(use_weighted_plane_shares(25, 256, 4, 132));
+  CHECK_FALSE(use_weighted_plane_shares(27, 100, 4, 132));
+  CHECK_FALSE(use_weighted_plane_shares(87, 512, 3, 132));
+}

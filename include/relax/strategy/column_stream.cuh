@@ -74,20 +74,29 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
                    reinterpret_cast<Lane<T>*>(queue_bytes));
 }
 
+//! Streams planes [first, last) of all tiles (numbered tile by tile), a piece per tile they meet
+//! (`plane_piece`).
+template <int D, class S, class T>
+__device__ __forceinline__ void stream_share(const S& s, const T* __restrict__ u, T* __restrict__ out,
+                                             const T* __restrict__ b, const Shape& g, const PlaneTiling& tiling,
+                                             std::int64_t first, std::int64_t last, Lane<T>* queue) {
+  for (std::int64_t at = first; at < last;) {
+    const PlanePiece piece = plane_piece(at, last, g.nz);
+    stream_planes<D>(s, u, out, b, g, plane_tile(tiling, piece.tile), piece.z0, piece.z1, threadIdx.x,
+                     threadIdx.y, queue);
+    at += piece.z1 - piece.z0;
+  }
+}
+
 //! Stream-K: block k streams its share of the planes of all tiles (`plane_share`), a piece per
-//! tile it meets (`plane_piece`).
+//! tile it meets.
 template <int D, class S, class T>
 __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
     plane_stream_k_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
                           PlaneTiling tiling, std::int64_t planes) {
   extern __shared__ __align__(16) unsigned char queue_bytes[];
   const PlaneShare share = plane_share(planes, blockIdx.x, gridDim.x);
-  for (std::int64_t at = share.first; at < share.last;) {
-    const PlanePiece piece = plane_piece(at, share.last, g.nz);
-    stream_planes<D>(s, u, out, b, g, plane_tile(tiling, piece.tile), piece.z0, piece.z1, threadIdx.x,
-                     threadIdx.y, reinterpret_cast<Lane<T>*>(queue_bytes));
-    at += piece.z1 - piece.z0;
-  }
+  stream_share<D>(s, u, out, b, g, tiling, share.first, share.last, reinterpret_cast<Lane<T>*>(queue_bytes));
 }
 
 //! Stream-K with shares weighted by what their tiles' planes cost: block k streams planes
@@ -98,12 +107,7 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
                           PlaneTiling tiling, const PlaneShareTable shares) {
   extern __shared__ __align__(16) unsigned char queue_bytes[];
   const std::int64_t last = shares.first[blockIdx.x + 1];
-  for (std::int64_t at = shares.first[blockIdx.x]; at < last;) {
-    const PlanePiece piece = plane_piece(at, last, g.nz);
-    stream_planes<D>(s, u, out, b, g, plane_tile(tiling, piece.tile), piece.z0, piece.z1, threadIdx.x,
-                     threadIdx.y, reinterpret_cast<Lane<T>*>(queue_bytes));
-    at += piece.z1 - piece.z0;
-  }
+  stream_share<D>(s, u, out, b, g, tiling, shares.first[blockIdx.x], last, reinterpret_cast<Lane<T>*>(queue_bytes));
 }
 
 //! The 3D stream's loads are aligned vectors: the interior of every row starts 16 bytes aligned,
@@ -146,7 +150,7 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
   const dim3 block(32, plane_stream_warps);
   const std::int64_t resident = plane_stream_resident(plane_stream_k_kernel<D, S, T>, bytes, D);
   const bool stream_k = schedule == PlaneSchedule::chosen && use_plane_stream_k(tiles, g.nz, D, resident);
-  if (schedule == PlaneSchedule::weighted || (stream_k && tuning::plane_stream_weighted)) {
+  if (schedule == PlaneSchedule::weighted || (stream_k && use_weighted_plane_shares(tiles, g.nz, D, resident))) {
     auto kernel = plane_stream_w_kernel<D, S, T>;
     const int blocks = static_cast<int>(std::min<std::int64_t>(
         {plane_stream_resident(kernel, bytes, D), tiles * g.nz, std::int64_t{PlaneShareTable::capacity}}));

@@ -54,6 +54,15 @@ inline bool use_plane_stream_k(std::int64_t tiles, std::int64_t nz, int depth, s
          tiles * nz >= resident * tuning::plane_stream_k_min_warmups * (2 * depth + 1);
 }
 
+//! Whether the chosen stream-K schedule of depth `depth` over `tiles` tiles `nz` planes deep on
+//! `resident` blocks weights its shares (`weighted_plane_shares`): with
+//! `tuning::plane_stream_weighted`, from `tuning::plane_stream_weighted_min_depth` and where a
+//! block's share is at least `tuning::plane_stream_weighted_min_planes` planes.
+inline bool use_weighted_plane_shares(std::int64_t tiles, std::int64_t nz, int depth, std::int64_t resident) {
+  return tuning::plane_stream_weighted && depth >= tuning::plane_stream_weighted_min_depth &&
+         tiles * nz >= resident * tuning::plane_stream_weighted_min_planes;
+}
+
 //! Stream-K's share of block `k` of `blocks`: planes [first, last) of the `planes` of all tiles
 //! (numbered tile by tile). The shares are contiguous, cover every plane once and differ by at
 //! most one plane.

@@ -167,12 +167,21 @@ inline constexpr double plane_weight_columns_out = 0.126;
 inline constexpr double plane_weight_rows_out = 0.198;
 inline constexpr double plane_weight_ring_lanes = 0.061;
 inline constexpr double plane_weight_folded = 0.08;
-//! Whether the launched stream-K schedule weights its shares (above).
+//! Whether the launched stream-K schedule weights its shares (above): from depth
+//! `plane_stream_weighted_min_depth`, where a block's share is at least
+//! `plane_stream_weighted_min_planes` planes. Measured on the H200 (2026-12-05,
+//! relax_study_plane_balance --shares, docs/results/h200/logs/plane_stream_weighted_shares.txt;
+//! time of equal shares over weighted, float32): D = 4: 1.057-1.062 at 512³ (372 planes a block;
+//! relax_bench 732.8 -> 776.1 G updates/s), 1.029-1.030 at 768³ (1210), 0.993-0.996 at 256³ (48),
+//! 0.973-0.980 at 333 × 200 × 100 (20); D = 3 at 512³ 0.995 (the model was fitted at D = 4).
+//! Short shares are many pieces, and the model leaves out a piece's warm-up.
 #ifdef RELAX_TUNING_PLANE_STREAM_WEIGHTED
 inline constexpr bool plane_stream_weighted = RELAX_TUNING_PLANE_STREAM_WEIGHTED;
 #else
 inline constexpr bool plane_stream_weighted = true;
 #endif
+inline constexpr int plane_stream_weighted_min_depth = 4;
+inline constexpr int plane_stream_weighted_min_planes = 128;
 
 //! `MultiSolver<DeviceLoop<Sync>, Nvshmem>`: blocks per SM its kernel is compiled for (launch
 //! bounds), by rank. NVSHMEM's device library needs relocatable device code, and there ptxas
