@@ -23,8 +23,8 @@
 #
 # BUILD_DIR (default build/h200) is the build tree, and CUDA_DEFINES extra flags for nvcc when it
 # is configured (CMAKE_CUDA_FLAGS: .cu files only, and kept in the tree's cache), e.g. a tuning
-# switch: CUDA_DEFINES=-DRELAX_TUNING_PLANE_STREAM_SPLIT=1 with BUILD_DIR=build/h200-split and
-# OUT=$OUT/split, so one call builds and runs both forms of the library; give each run its
+# switch: CUDA_DEFINES=-DRELAX_TUNING_PLANE_STREAM_SPLIT=0 with BUILD_DIR=build/h200-nosplit and
+# OUT=$OUT/nosplit, so one call builds and runs both forms of the library; give each run its
 # share of the call with RUN_BUDGET (the build counts against it too).
 #
 # That machine installs nothing: Catch2 v2's header must be carried in .deps/include (see README).

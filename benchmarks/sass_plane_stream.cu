@@ -5,7 +5,8 @@
 // then compare two builds (`cmp`), or count a kernel's steps with benchmarks/sass_steps.py.
 // docs/results/sass/plane_stream_split_switch.txt used it to show that the library's kernels are
 // the same instruction for instruction with `tuning::plane_stream_split` off as before the switch
-// (the kernels then took the tile count across, not the tiling, see that file).
+// (the kernels then took the tile count across, not the tiling, see that file); the switch is on
+// for the launched kernels since 2026-12-05, and that file lists their registers and spills.
 #include <relax/multi/peer_store.cuh>
 #include <relax/stencil/stencil7.hpp>
 #include <relax/strategy/column_stream.cuh>

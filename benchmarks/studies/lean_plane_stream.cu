@@ -45,8 +45,10 @@
 // D = 3, 659 -> 651 instructions a step with Split, still 32-56 MOVs a step; D = 4 spills 84
 // bytes. Checked and unchecked pairs in separate loops: no fewer (ptxas copies the register
 // sets at the unchecked loop's top instead).
-// The library carries Split itself, behind `tuning::plane_stream_split` (off until measured;
-// RELAX_TUNING_PLANE_STREAM_SPLIT=1 turns it on), and can be built 12 x 3 without the padding
+// The library carries Split itself, as `tuning::plane_stream_split` (on for the launched kernels
+// since it was measured here, 2026-12-05; RELAX_TUNING_PLANE_STREAM_SPLIT=0 turns it off, and
+// the library's launch also folds narrow tiles and weights stream-K's shares, which these forms
+// do not), and can be built 12 x 3 without the padding
 // (RELAX_TUNING_PLANE_STREAM_WARPS, _ROWS_PER_WARP, _EDGE_PADDING). Build this study with the
 // library's defaults: the "library" rows and the forms' default shape follow those settings (the
 // output's first line says what they were).

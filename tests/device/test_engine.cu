@@ -154,11 +154,12 @@ TEST_CASE("the 3D stream's two schedules, segments and stream-K, are exact on aw
   // 1200 × 800 × 3 (whose last tiles store 120 columns). At D = 4: 130 × 200 × 9 folds its 10
   // rest columns 6 rows of tiles at a time (30 of 32 lanes), then the last 3; 176 × 60 × 5 its 56
   // rest columns 2 at a time (16 lanes each), then a last one alone; 1 × 300 × 4 its one column
-  // 10 at a time.
+  // 10 at a time; 144 × 100 × 7 its 24 rest columns 4 at a time (8 lanes each: the whole warp),
+  // then a last one alone.
   const Extents boxes[] = {Extents(33, 17, 5),    Extents(1, 1, 64),     Extents(1, 1, 1),
                            Extents(130, 1, 7),    Extents(250, 49, 61),  Extents(121, 25, 300),
                            Extents(1200, 800, 3), Extents(250, 49, 400), Extents(130, 200, 9),
-                           Extents(176, 60, 5),   Extents(1, 300, 4)};
+                           Extents(176, 60, 5),   Extents(1, 300, 4),    Extents(144, 100, 7)};
   for (const Extents& e : boxes) {
     check_plane_schedules<1>(e);
     check_plane_schedules<2>(e);

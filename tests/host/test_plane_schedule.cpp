@@ -52,13 +52,16 @@ TEST_CASE("stream-K's shares and pieces cover every plane of every tile once", "
 }
 
 TEST_CASE("the 3D stream's schedule: segments at low depth and on thin boxes, stream-K else", "[plane_schedule]") {
-  // 512³ at D = 4: 5 × 22 tiles of 120 × 24 kept points on 132 SMs, one block each: 6 segments
-  // of 86 planes in 5 waves (475 steps a block against stream-K's 427 and two warm-ups).
+  // 512³ at D = 4: 5 × 22 tiles of 120 × 24 kept points on 132 SMs (96 with the last column
+  // folded), one block each: 6 segments of 86 planes in 5 waves for the 110 whole tiles (475
+  // steps a block against stream-K's 427 and two warm-ups), 4 of 128 planes for the 96.
   CHECK(plane_segments(110, 512, 4, 132) == 6);
+  CHECK(plane_segments(96, 512, 4, 132) == 4);
   CHECK(use_plane_stream_k(110, 512, 4, 132));
-  CHECK(use_plane_stream_k(100, 512, 3, 132));  // 512³, D = 3 (5 × 20 tiles)
+  CHECK(use_plane_stream_k(96, 512, 4, 132));
+  CHECK(use_plane_stream_k(87, 512, 3, 132));   // 512³, D = 3 (5 × 20 tiles, 87 folded)
   CHECK(use_plane_stream_k(27, 100, 4, 132));   // 333 × 200 × 100: 20 planes a block
-  CHECK(use_plane_stream_k(224, 768, 4, 132));  // 768³ (7 × 32 tiles): more tiles than blocks
+  CHECK(use_plane_stream_k(208, 768, 4, 132));  // 768³ (7 × 32 tiles, 208 folded): more tiles than blocks
   // Measured slower with stream-K: D = 2, and a few planes a block; D = 1 as D = 2.
   CHECK_FALSE(use_plane_stream_k(95, 512, 2, 132));
   CHECK_FALSE(use_plane_stream_k(95, 512, 1, 132));

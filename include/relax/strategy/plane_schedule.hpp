@@ -18,6 +18,7 @@
 
 #include <relax/agent/plane_tiling.hpp>
 #include <relax/config.hpp>
+#include <relax/core/error.hpp>
 #include <relax/core/launch.hpp>
 #include <relax/strategy/tuning.hpp>
 
@@ -111,12 +112,16 @@ struct PlaneShareTable {
   static constexpr int capacity = 1024;
   std::int64_t first[capacity + 1];
 };
+// A kernel parameter over 4 KiB needs CUDA 12.1 (CMakeLists.txt asks for it); 32764 bytes is the
+// limit there.
+static_assert(sizeof(PlaneShareTable) <= 32764 - 1024, "relax: the share table leaves no room for the other parameters");
 
 //! Shares of the planes of all `t.tiles` tiles of an nx × ny × nz box over `blocks` (1 ..
 //! capacity) blocks, equal in modelled cost (`plane_tile_weight`): contiguous, in block order,
 //! covering every plane once. Host arithmetic, once a launch.
 inline PlaneShareTable weighted_plane_shares(const PlaneTiling& t, std::int64_t nx, std::int64_t ny, std::int64_t nz,
                                              int width, int blocks) {
+  require(blocks >= 1 && blocks <= PlaneShareTable::capacity, "blocks", blocks, "1 to PlaneShareTable::capacity");
   PlaneShareTable table{};
   double total = 0;
   for (std::int64_t k = 0; k < t.tiles; ++k) total += plane_tile_weight(t, plane_tile(t, k), nx, ny, width);

@@ -160,7 +160,7 @@ inline constexpr int plane_stream_k_min_warmups = 2;
 //! (2026-12-05, relax_study_plane_balance, docs/results/h200/logs/plane_balance_study.txt: each
 //! tile streamed alone by a block, float32, D = 4, 512³ and 768³): an inner tile 852 µs at 512³,
 //! a first column of tiles 902 (+5.9%), the last, storing 32 columns, 823, the last row of tiles
-//! (19 of 32 rows outside) 748, a folded tile 963; at 768³ +6.2%, 0.993, 0.987 (3 rows outside),
+//! (19 of 32 rows outside) 748, a folded tile 963; at 768³ +6.2%, 0.993, 0.982 (3 rows outside),
 //! +11.9%. With equal shares the slowest block of the folded kernel took 722.5 µs against a mean
 //! of 661.7 (the same model, fed the measured costs, gives 723 and 651; weighted, 664).
 inline constexpr double plane_weight_columns_out = 0.126;
