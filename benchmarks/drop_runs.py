@@ -20,9 +20,11 @@ def main(argv):
     sizes = set(filter(None, a.sizes.split(",")))
     rs = set(filter(None, a.r.split(",")))
     with open(a.csv, newline="") as f:
-        rows = list(csv.reader(f))
+        rows = [r for r in csv.reader(f) if r]  # blank lines carry no run (and are not written back)
     if not rows or rows[0][:4] != ["n", "r", "source", "strategy"]:
         sys.exit(f"drop_runs.py: {a.csv} is not an experiment CSV")
+    if short := [i for i, r in enumerate(rows) if len(r) < 4]:
+        sys.exit(f"drop_runs.py: {a.csv}: row {short[0] + 1} (blank lines not counted) has fewer than 4 fields")
     keep = [rows[0]] + [r for r in rows[1:] if not (r[3] in names and (not sizes or r[0] in sizes) and (not rs or r[1] in rs))]
     with open(a.csv, "w", newline="") as f:
         csv.writer(f, lineterminator="\n").writerows(keep)
