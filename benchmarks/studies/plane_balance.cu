@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
                          static_cast<long long>(blockIdx.x)};
 }
 
-// `plane_stream_k_kernel`, timed.
+// `plane_stream_k_kernel`, timed (the library's `stream_share` over `plane_share`'s share).
 template <int D, class S, class T>
 __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
     stream_k_timed(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
@@ -70,18 +70,17 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
   __syncthreads();
   const unsigned long long start = global_ns();
   const PlaneShare share = plane_share(planes, blockIdx.x, gridDim.x);
+  stream_share<D>(s, u, out, b, g, tiling, share.first, share.last, reinterpret_cast<Lane<T>*>(queue_bytes));
+  __syncthreads();
+  // The pieces the share was streamed as, and the tiles of its first and last.
   int pieces = 0;
   long long first = -1, last = -1;
-  for (std::int64_t at = share.first; at < share.last;) {
+  for (std::int64_t at = share.first; at < share.last; ++pieces) {
     const PlanePiece piece = plane_piece(at, share.last, g.nz);
-    stream_planes<D>(s, u, out, b, g, plane_tile(tiling, piece.tile), piece.z0, piece.z1, threadIdx.x,
-                     threadIdx.y, reinterpret_cast<Lane<T>*>(queue_bytes));
-    at += piece.z1 - piece.z0;
     if (first < 0) first = piece.tile;
     last = piece.tile;
-    ++pieces;
+    at += piece.z1 - piece.z0;
   }
-  __syncthreads();
   if (threadIdx.x == 0 && threadIdx.y == 0) times[blockIdx.x] = {start, global_ns(), sm_id(), pieces, first, last};
 }
 

@@ -145,7 +145,7 @@ TEST_CASE("TemporalBlock is exact on rectangular and 3D boxes; BlockAsync matche
     }
 }
 
-TEST_CASE("the 3D stream's two schedules, segments and stream-K, are exact on awkward boxes",
+TEST_CASE("the 3D stream's schedules (segments, stream-K with equal or weighted shares) are exact on awkward boxes",
           "[engine][tiled][3d][sanitize]") {
   // Fewer planes than resident blocks (a block a plane), one plane, one row and one column, boxes
   // whose stream-K shares cross tiles mid-way (partial tiles on every axis), one whose shares

@@ -118,7 +118,8 @@ static_assert(sizeof(PlaneShareTable) <= 32764 - 1024, "relax: the share table l
 
 //! Shares of the planes of all `t.tiles` tiles of an nx × ny × nz box over `blocks` (1 ..
 //! capacity) blocks, equal in modelled cost (`plane_tile_weight`): contiguous, in block order,
-//! covering every plane once. Host arithmetic, once a launch.
+//! covering every plane once. Host arithmetic, once a launch (each tile's weight computed twice,
+//! for the total and on the walk, rather than kept: no allocation a launch).
 inline PlaneShareTable weighted_plane_shares(const PlaneTiling& t, std::int64_t nx, std::int64_t ny, std::int64_t nz,
                                              int width, int blocks) {
   require(blocks >= 1 && blocks <= PlaneShareTable::capacity, "blocks", blocks, "1 to PlaneShareTable::capacity");
