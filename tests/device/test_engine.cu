@@ -96,7 +96,7 @@ bool check_plane_schedules(const Extents& e) {
   const std::int64_t tiles = detail::plane_stream_tiling<D, T>(g).tiles;
   return detail::use_plane_stream_k(
       tiles, g.nz, D,
-      detail::plane_stream_resident(detail::plane_stream_k_kernel<D, S, T>, detail::plane_stream_shared_bytes<T>(D), D));
+      detail::plane_stream_resident<detail::plane_stream_k_kernel<D, S, T>>(detail::plane_stream_shared_bytes<T>(D), D));
 }
 
 }  // namespace

@@ -118,6 +118,7 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
   constexpr int slots = D + 2;
   constexpr unsigned whole = (1u << W) - 1;
   constexpr bool split = Split;
+  constexpr bool clamped = tuning::plane_stream_clamped_reads;
   static_assert(plane_rows_kept<D> >= 1, "relax: the 3D stream's ghost rows leave no row to store");
 
   // The lane's segment of the tile and its place there (a whole tile: one segment of 32 lanes;
@@ -159,6 +160,15 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
   const int kz0 = static_cast<int>(z0), kz1 = static_cast<int>(z1);
   // Rows of plane k the lane copies: u where row and column are in the grid, b where interior.
   const unsigned u_rows = col_grid != 0 ? row_grid : 0u, b_rows = col_interior != 0 ? row_interior : 0u;
+  // With `clamped`: where the lane's copies read row r of a plane, and where it stores it, in
+  // bytes from the plane's point (0, 0) (`plane_read_offset`).
+  std::int64_t row_bytes[RW];
+  if constexpr (clamped) {
+#pragma unroll
+    for (int r = 0; r < RW; ++r)
+      row_bytes[r] = plane_read_offset(g.nx, g.ny, g.pitch, W, i0 + r, x) * static_cast<std::int64_t>(sizeof(T));
+  }
+  const std::int64_t plane_bytes = g.plane * static_cast<std::int64_t>(sizeof(T));
 
   Lane<T>* const edges = shared;
   constexpr int ES = plane_edge_slots;
@@ -174,25 +184,42 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
       return edges[(((parity * D + level) * NW + at) * 2 + side) * 32 + lane];
     }
   };
-  // Plane k of u into the staging rows (zeros outside the grid), then its b into ring slot
-  // `slot` (zeros outside the interior): two groups of copies, so a step can wait for u alone.
+  // Plane k of u into the staging rows, then its b into ring slot `slot`: two groups of copies,
+  // so a step can wait for u alone. Without `clamped`, each copy is tested: zeros where the point
+  // lies outside the grid (u) or the interior (b). With it, every copy reads, from the row, vector
+  // and plane clamped into the grid (`plane_read_offset`, `plane_read_index`): a point outside
+  // the grid receives a copy of a point of the ring or the interior instead of a zero, and keeps
+  // it, as every point outside the interior does (so it reaches no interior point), and b
+  // outside the interior only enters updates that are dropped.
   const T* const u_lane = u + base;
   const T* const b_lane = b + base;
   auto fetch = [&](int k, int slot) {
-    const std::int64_t at = k * g.plane;
-    const unsigned u_read = k >= 0 && k <= nz + 1 ? u_rows : 0u, b_read = k >= 1 && k <= nz ? b_rows : 0u;
+    if constexpr (clamped) {
+      const std::int64_t at = plane_read_index(k, nz) * plane_bytes;
+      const char* const u_bytes = reinterpret_cast<const char*>(u);
+      const char* const b_bytes = reinterpret_cast<const char*>(b);
 #pragma unroll
-    for (int r = 0; r < RW; ++r) {
-      const bool read = u_read >> r & 1u;
-      copy_async_16(staged + 32 * r, read ? u_lane + at + r * g.pitch : u + 1, read);
-    }
-    commit_copies();
+      for (int r = 0; r < RW; ++r) copy_async_16(staged + 32 * r, u_bytes + at + row_bytes[r], true);
+      commit_copies();
 #pragma unroll
-    for (int r = 0; r < RW; ++r) {
-      const bool read = b_read >> r & 1u;
-      copy_async_16(ring + (slot * R + r) * 32, read ? b_lane + at + r * g.pitch : b + 1, read);
+      for (int r = 0; r < RW; ++r) copy_async_16(ring + (slot * R + r) * 32, b_bytes + at + row_bytes[r], true);
+      commit_copies();
+    } else {
+      const std::int64_t at = k * g.plane;
+      const unsigned u_read = k >= 0 && k <= nz + 1 ? u_rows : 0u, b_read = k >= 1 && k <= nz ? b_rows : 0u;
+#pragma unroll
+      for (int r = 0; r < RW; ++r) {
+        const bool read = u_read >> r & 1u;
+        copy_async_16(staged + 32 * r, read ? u_lane + at + r * g.pitch : u + 1, read);
+      }
+      commit_copies();
+#pragma unroll
+      for (int r = 0; r < RW; ++r) {
+        const bool read = b_read >> r & 1u;
+        copy_async_16(ring + (slot * R + r) * 32, read ? b_lane + at + r * g.pitch : b + 1, read);
+      }
+      commit_copies();
     }
-    commit_copies();
   };
   // The global index of the lane's point (p, r, q), clamped into the box: the update of a point
   // outside the interior is computed and then dropped, and must not read outside a coefficient
@@ -281,11 +308,14 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
 #pragma unroll
         for (int r = 0; r < RW; ++r) fresh[r] = next[r];
       } else if (p >= kz0 && p < kz1 && row_stored != 0 && col_stored != 0) {  // level D of plane k − D
-        T* const at = out + p * g.plane + base;
 #pragma unroll
         for (int r = 0; r < RW; ++r) {
           if (!(row_stored >> r & 1u)) continue;
-          T* const row = at + r * g.pitch;
+          // With `clamped`, `row_bytes` is a stored row's and vector's own place (they lie in the
+          // interior).
+          T* row;
+          if constexpr (clamped) row = reinterpret_cast<T*>(reinterpret_cast<char*>(out) + p * plane_bytes + row_bytes[r]);
+          else row = out + p * g.plane + base + r * g.pitch;
           if (col_stored == whole) {
             *reinterpret_cast<Lane<T>*>(row) = next[r];
           } else {

@@ -56,20 +56,34 @@ inline DeviceInfo device_info(int id = 0) {
 }
 
 namespace detail {
-//! A device attribute of the current device, queried once per device and remembered (launch
-//! heuristics ask for it on every batch of sweeps).
-template <cudaDeviceAttr Attribute>
-int cached_device_attribute() {
+//! Devices whose launch facts are remembered (`cached_per_device`); others are asked every time.
+inline constexpr int max_cached_devices = 64;
+
+//! A positive fact about the current device, `query(device)`, asked once per device and
+//! remembered in `slots` (0: not asked yet): launch heuristics ask for their facts on every
+//! batch of sweeps, and a batch of one or two launches does not hide the queries.
+template <class Query>
+int cached_per_device(std::atomic<int> (&slots)[max_cached_devices], Query&& query) {
   int device = 0;
   RELAX_CUDA_CHECK(cudaGetDevice(&device));
-  constexpr int max_devices = 64;
-  static std::atomic<int> cached[max_devices];  // 0: not queried yet
-  if (device < max_devices && cached[device].load(std::memory_order_relaxed) > 0)
-    return cached[device].load(std::memory_order_relaxed);
-  int value = 0;
-  RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&value, Attribute, device));
-  if (device < max_devices) cached[device].store(value, std::memory_order_relaxed);
+  if (device < max_cached_devices) {
+    const int known = slots[device].load(std::memory_order_relaxed);
+    if (known > 0) return known;
+  }
+  const int value = query(device);
+  if (device < max_cached_devices && value > 0) slots[device].store(value, std::memory_order_relaxed);
   return value;
+}
+
+//! A device attribute of the current device, queried once per device and remembered.
+template <cudaDeviceAttr Attribute>
+int cached_device_attribute() {
+  static std::atomic<int> cached[max_cached_devices];
+  return cached_per_device(cached, [](int device) {
+    int value = 0;
+    RELAX_CUDA_CHECK(cudaDeviceGetAttribute(&value, Attribute, device));
+    return value;
+  });
 }
 }  // namespace detail
 

@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <initializer_list>
 #include <type_traits>
@@ -124,17 +125,25 @@ void require_plane_stream_layout(const DeviceGrid<T>& u, const DeviceGrid<T>& ou
   require(g.nz <= 2147483647 - 2 * 8, "nz", g.nz, "fewer than 2^31 - 16 planes (the 3D stream counts planes in int)");
 }
 
-// The resident blocks of a 3D stream kernel (its shared memory set first where it needs more
-// than 48 KiB).
-template <class Kernel>
-std::int64_t plane_stream_resident(Kernel kernel, std::size_t bytes, int depth) {
-  if (bytes > 48 * 1024)
-    RELAX_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(bytes)));
-  int per_sm = 0;
-  RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * plane_stream_warps, bytes));
-  require(per_sm >= 1, "D", depth, "a depth whose 3D stream block fits on an SM");
-  return static_cast<std::int64_t>(per_sm) * current_sm_count();
+// The resident blocks of 3D stream kernel `Kernel` on the current device (its shared memory set
+// first where it needs more than 48 KiB), `bytes` being the kernel's shared memory at depth
+// `depth`: asked once per device and remembered, since a launch asks on every batch (the attribute
+// and the query, uncached, delayed a batch's first kernel by some microseconds of host time). A
+// program that resets a device after a launch loses the attribute, and its next launch fails
+// with CUDA's error.
+template <auto Kernel>
+std::int64_t plane_stream_resident(std::size_t bytes, int depth) {
+  static std::atomic<int> per_sm[max_cached_devices];
+  const int blocks = cached_per_device(per_sm, [&](int) {
+    if (bytes > 48 * 1024)
+      RELAX_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(bytes)));
+    int n = 0;
+    RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, Kernel, 32 * plane_stream_warps, bytes));
+    return n;
+  });
+  require(blocks >= 1, "D", depth, "a depth whose 3D stream block fits on an SM");
+  return static_cast<std::int64_t>(blocks) * current_sm_count();
 }
 
 template <int D, class S, class T>
@@ -148,12 +157,12 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
   const std::size_t bytes = plane_stream_shared_bytes<T>(D);
   require(bytes <= shared_bytes_limit(), "D", D, "a depth whose plane queue fits in shared memory");
   const dim3 block(32, plane_stream_warps);
-  const std::int64_t resident = plane_stream_resident(plane_stream_k_kernel<D, S, T>, bytes, D);
+  const std::int64_t resident = plane_stream_resident<plane_stream_k_kernel<D, S, T>>(bytes, D);
   const bool stream_k = schedule == PlaneSchedule::chosen && use_plane_stream_k(tiles, g.nz, D, resident);
   if (schedule == PlaneSchedule::weighted || (stream_k && use_weighted_plane_shares(tiles, g.nz, D, resident))) {
-    auto kernel = plane_stream_w_kernel<D, S, T>;
+    constexpr auto kernel = plane_stream_w_kernel<D, S, T>;
     const int blocks = static_cast<int>(std::min<std::int64_t>(
-        {plane_stream_resident(kernel, bytes, D), tiles * g.nz, std::int64_t{PlaneShareTable::capacity}}));
+        {plane_stream_resident<kernel>(bytes, D), tiles * g.nz, std::int64_t{PlaneShareTable::capacity}}));
     kernel<<<blocks, block, bytes, stream>>>(
         s, u.origin(), out.origin(), b.origin(), g, tiling,
         weighted_plane_shares(tiling, g.nx, g.ny, g.nz, Lane<T>::width, blocks));
@@ -162,8 +171,8 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
     plane_stream_k_kernel<D><<<blocks, block, bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, tiling,
                                                                tiles * g.nz);
   } else {
-    auto kernel = plane_stream_kernel<D, S, T>;
-    const std::int64_t segments = plane_segments(tiles, g.nz, D, plane_stream_resident(kernel, bytes, D));
+    constexpr auto kernel = plane_stream_kernel<D, S, T>;
+    const std::int64_t segments = plane_segments(tiles, g.nz, D, plane_stream_resident<kernel>(bytes, D));
     const std::int64_t planes = tile_count(g.nz, segments);
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(tile_count(g.nz, planes)));
     kernel<<<grid, block, bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, tiling, planes);

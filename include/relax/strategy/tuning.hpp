@@ -135,6 +135,25 @@ inline constexpr bool plane_stream_split_loops = RELAX_TUNING_PLANE_STREAM_SPLIT
 inline constexpr bool plane_stream_split_loops = false;
 #endif
 
+//! `TemporalBlock<D, ColumnStream>` in 3D, every kernel that streams planes
+//! (`agent/plane_stream.cuh`): whether a lane's copies of u and b read rows, vectors and planes
+//! clamped into the grid (`plane_read_offset`, `plane_read_index`), with no test a copy and the
+//! addresses of its rows computed once, instead of each copy tested against the grid (zeros
+//! outside it). A step's copies then cost an offset a plane and a 64-bit add a row (about 40
+//! instructions against about 130: the tests, the selects of a safe address, the rows' addresses
+//! from the plane's). Static counts, float32, D = 4, `plane_stream_w_kernel` (CUDA 13.0, sm_90;
+//! `benchmarks/sass_steps.py`): the common code of its four steps (between barriers, in program
+//! order) 1257, 888, 859 and 786 -> 1056, 834, 822 and 737 instructions (512 of each the
+//! stencil's FADD/FMUL); 237 -> 232 registers; the streamed loops' spills 108 -> 92 bytes (float32)
+//! and 116 -> 100 (float64 laddered), the coefficient-field test stencil's 508 -> 532. Not yet run
+//! on a GPU: off until the device tests and a measurement have run with
+//! `RELAX_TUNING_PLANE_STREAM_CLAMPED_READS=1`.
+#ifdef RELAX_TUNING_PLANE_STREAM_CLAMPED_READS
+inline constexpr bool plane_stream_clamped_reads = RELAX_TUNING_PLANE_STREAM_CLAMPED_READS;
+#else
+inline constexpr bool plane_stream_clamped_reads = false;
+#endif
+
 //! `TemporalBlock<D, ColumnStream>` in 3D, launched (`launch_plane_stream`): from depth
 //! `plane_stream_k_min_depth`, and where each resident block's share of the planes is at least
 //! `plane_stream_k_min_warmups` warm-ups (2D + 1 steps) long, the planes of all tiles are shared
