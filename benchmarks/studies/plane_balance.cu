@@ -135,18 +135,26 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
       RELAX_CUDA_CHECK(cudaDeviceSynchronize());
     }
     std::vector<BlockTime> h = fetch(times, static_cast<std::size_t>(tiling.tiles));
-    printf("  one block a tile, all planes (us); by kind: mean, min, max, count\n");
+    // By kind, with the mean over the inner tiles' of what the tiles cost and of what the model of
+    // the weighted shares (`plane_tile_weight`) says they cost: where the two part, refit it.
+    printf("  one block a tile, all planes (us); by kind: mean, min, max, count; over inner: measured, modelled\n");
     const char* kinds[] = {"inner", "first x", "last x", "first row", "first row, first x", "first row, last x",
                            "last row", "last row, last x", "folded", "folded1"};
+    double inner_us = 0, inner_weight = 0;
     for (const char* k : kinds) {
-      double sum = 0, lo = 1e30, hi = 0;
+      double sum = 0, lo = 1e30, hi = 0, weight = 0;
       int count = 0;
       for (std::int64_t t = 0; t < tiling.tiles; ++t) {
-        if (std::strcmp(kind(tiling, plane_tile(tiling, t)), k) != 0) continue;
+        const PlaneTile tile = plane_tile(tiling, t);
+        if (std::strcmp(kind(tiling, tile), k) != 0) continue;
         const double us = (h[t].end - h[t].start) / 1e3;
         sum += us, lo = std::min(lo, us), hi = std::max(hi, us), ++count;
+        weight += plane_tile_weight(tiling, tile, g.nx, g.ny, Lane<T>::width);
       }
-      if (count) printf("    %-20s %8.1f %8.1f %8.1f %4d\n", k, sum / count, lo, hi, count);
+      if (count == 0) continue;
+      if (inner_us == 0) inner_us = sum / count, inner_weight = weight / count;  // "inner" comes first
+      printf("    %-20s %8.1f %8.1f %8.1f %4d   %.3f %.3f\n", k, sum / count, lo, hi, count, sum / count / inner_us,
+             weight / count / inner_weight);
     }
     // The stream-K schedule, timed per block, against the library's launch (bits).
     auto sk = stream_k_timed<D, Stencil7<T>, T>;

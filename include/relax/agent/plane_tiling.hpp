@@ -84,7 +84,7 @@ RELAX_HOST_DEVICE inline PlaneTile plane_tile(const PlaneTiling& t, std::int64_t
 }
 
 //! Where a lane of the 3D stream whose vector starts at column `x` (a multiple of `width` plus
-//! one) reads row `i` of a plane, with `tuning::plane_stream_clamped_reads`: the offset, in points
+//! one) reads row `i` of a plane, with `tuning::plane_stream_lean_io`: the offset, in points
 //! from the plane's point (0, 0) in rows of `pitch` points, of the row clamped into the grid
 //! (0 .. ny + 1) and of the vector clamped into its row (from the vector holding column 0 to the
 //! one holding column nx + 1). So every read lies in the box's storage (`GridLayout::of`: the lead
@@ -98,7 +98,7 @@ RELAX_HOST_DEVICE inline std::int64_t plane_read_offset(std::int64_t nx, std::in
   return row * pitch + column;
 }
 
-//! The plane the 3D stream reads for its plane k, with `tuning::plane_stream_clamped_reads`: k
+//! The plane the 3D stream reads for its plane k, with `tuning::plane_stream_lean_io`: k
 //! clamped into the grid (0 .. nz + 1).
 RELAX_HOST_DEVICE inline int plane_read_index(int k, int nz) { return k < 0 ? 0 : k > nz + 1 ? nz + 1 : k; }
 

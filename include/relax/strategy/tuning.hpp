@@ -135,23 +135,24 @@ inline constexpr bool plane_stream_split_loops = RELAX_TUNING_PLANE_STREAM_SPLIT
 inline constexpr bool plane_stream_split_loops = false;
 #endif
 
-//! `TemporalBlock<D, ColumnStream>` in 3D, every kernel that streams planes
-//! (`agent/plane_stream.cuh`): whether a lane's copies of u and b read rows, vectors and planes
-//! clamped into the grid (`plane_read_offset`, `plane_read_index`), with no test a copy and the
-//! addresses of its rows computed once, instead of each copy tested against the grid (zeros
-//! outside it). A step's copies then cost an offset a plane and a 64-bit add a row (about 40
-//! instructions against about 130: the tests, the selects of a safe address, the rows' addresses
-//! from the plane's). Static counts, float32, D = 4, `plane_stream_w_kernel` (CUDA 13.0, sm_90;
-//! `benchmarks/sass_steps.py`): the common code of its four steps (between barriers, in program
-//! order) 1257, 888, 859 and 786 -> 1056, 834, 822 and 737 instructions (512 of each the
-//! stencil's FADD/FMUL); 237 -> 232 registers; the streamed loops' spills 108 -> 92 bytes (float32)
-//! and 116 -> 100 (float64 laddered), the coefficient-field test stencil's 508 -> 532. Not yet run
-//! on a GPU: off until the device tests and a measurement have run with
-//! `RELAX_TUNING_PLANE_STREAM_CLAMPED_READS=1`.
-#ifdef RELAX_TUNING_PLANE_STREAM_CLAMPED_READS
-inline constexpr bool plane_stream_clamped_reads = RELAX_TUNING_PLANE_STREAM_CLAMPED_READS;
+//! `TemporalBlock<D, ColumnStream>` in 3D, launched (`launch_plane_stream`; the 3D passes of the
+//! persistent loops keep the tested form, see `stream_planes`): whether a lane's copies and
+//! stores (`agent/plane_stream.cuh`) take their addresses from offsets of its rows computed once,
+//! with no test a copy, instead of each copy tested against the grid (zeros outside it) and each
+//! store's row tested again from its index. The copies then read rows, vectors and planes
+//! clamped into the grid (`plane_read_offset`, `plane_read_index`; a point outside the grid holds
+//! a copy of a ring or interior point, which it keeps, as it kept its zero); the stores test
+//! masks kept in registers. A step's copies then cost about 40 instructions against about 130, a
+//! storing step's stores about 34 against about 75. Static counts, float32, D = 4,
+//! `plane_stream_w_kernel` (CUDA 13.0, sm_90; `benchmarks/sass_steps.py`): the common code of its
+//! four steps (between barriers, in program order; outside the blocks that restore or store)
+//! 1257, 888, 859 and 786 -> 966, 788, 752 and 683 instructions, 512 of each the stencil's
+//! FADD/FMUL; 237 -> 229 registers. Not yet run on a GPU: off until the device tests and a
+//! measurement have run with `RELAX_TUNING_PLANE_STREAM_LEAN_IO=1`.
+#ifdef RELAX_TUNING_PLANE_STREAM_LEAN_IO
+inline constexpr bool plane_stream_lean_io = RELAX_TUNING_PLANE_STREAM_LEAN_IO;
 #else
-inline constexpr bool plane_stream_clamped_reads = false;
+inline constexpr bool plane_stream_lean_io = false;
 #endif
 
 //! `TemporalBlock<D, ColumnStream>` in 3D, launched (`launch_plane_stream`): from depth
