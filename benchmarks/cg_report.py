@@ -9,10 +9,20 @@ library path, the OpenMP reference), kernels per iteration, the bytes an iterati
 and the bandwidth that implies against the copy bandwidth of the device (measured by
 relax_bench's copy benchmark; 4244 GB/s on the H200 of docs/results/h200). Then time to a relative
 residual of 1e-8. The figures the issues name go into the summary.
+
+Repetitions: a row run several times (--benchmark_repetitions=R) is the median of its R
+repetitions, each number (ms_per_iter, iterations, bytes_per_iter, gbs, ...) the median of that
+number over the repetitions, as Google Benchmark's `median` aggregate computes it (the mean of the
+two middle values for an even R); report.py takes the same `_median` aggregates. A JSON written
+with aggregates only (--benchmark_report_aggregates_only) is read from its `median` rows; the
+other aggregates (mean, stddev, cv) are not used. A repetition that failed is listed under "Left
+out" and the median is over the others. A row run once is taken as it is. (Each repetition's
+ms_per_iter is itself the last of its 3 timed solves: see relax_bench_cg.)
 """
 import argparse
 import json
 import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -26,19 +36,61 @@ CSR_NAME = re.compile(r"^cg_iter/([a-z_]+)/f64/csr:1138_bus")
 UNFUSED_SHAPE = ("relax_unfused", "relax_csr", "cusparse_cublas")
 
 
+# Fields of a row that name or count it rather than measure it: not medians.
+NOT_MEASURED = {"family_index", "per_family_instance_index", "repetitions", "repetition_index", "threads"}
+
+
+def median_row(reps):
+    """One row from the repetitions of a benchmark: each number the median over the repetitions
+    (field by field, as Google Benchmark's `median` aggregate), the rest from the first."""
+    row = dict(reps[0])
+    for k, v in reps[0].items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and k not in NOT_MEASURED:
+            row[k] = statistics.median(r[k] for r in reps)
+    row["_repetitions"] = len(reps)
+    return row
+
+
+def medians(path, pattern):
+    """{match of `pattern` on the row's name: row} with each row the median of its repetitions
+    (or its `median` aggregate where the JSON holds aggregates only), and the rows or repetitions
+    left out (errors, and solves that did no iteration)."""
+    reps, aggregates, failed, match = {}, {}, {}, {}
+    for b in json.loads(Path(path).read_text())["benchmarks"]:
+        m = pattern.match(b["name"])
+        if not m:
+            continue
+        key = m[0]  # the name up to the size: the same for a row's repetitions and aggregates
+        match.setdefault(key, m)
+        if b.get("run_type", "iteration") == "aggregate":
+            if b.get("aggregate_name") == "median" and not b.get("error_occurred"):
+                aggregates[key] = b
+        elif b.get("error_occurred") or not b.get("iterations"):
+            failed.setdefault(key, []).append(b)
+        else:
+            reps.setdefault(key, []).append(b)
+    rows, dropped = {}, []
+    for key, m in match.items():
+        if key in reps:
+            rows[m] = median_row(reps[key])
+        elif key in aggregates and aggregates[key].get("iterations"):  # over the repetitions that ran
+            rows[m] = dict(aggregates[key], _repetitions=aggregates[key].get("repetitions", 1))
+        for b in failed.get(key, ()):
+            why = f"{b['name'].split('/iterations')[0]}: {b.get('error_message') or 'no iteration'}"
+            if b.get("repetitions", 1) > 1:
+                why += f" (repetition {b.get('repetition_index', 0) + 1} of {b['repetitions']})"
+            dropped.append(why)
+    return rows, dropped
+
+
 def load(path):
     """{(kind, path, precision, n): benchmark row} for rows that ran without error and iterated,
-    and the names of rows left out (errors, and solves that did no iteration)."""
-    rows, dropped = {}, []
-    for b in json.loads(Path(path).read_text())["benchmarks"]:
-        m = NAME.match(b["name"])
-        if not m or b.get("run_type", "iteration") != "iteration":
-            continue
-        if b.get("error_occurred") or not b.get("iterations"):
-            dropped.append(f"{b['name'].split('/iterations')[0]}: {b.get('error_message') or 'no iteration'}")
-            continue
+    each the median of its repetitions, and the rows or repetitions left out (errors, and solves
+    that did no iteration)."""
+    rows = {}
+    found, dropped = medians(path, NAME)
+    for m, b in found.items():
         key = (m[1], m[2], m[3], int(m[4]))
-        b = dict(b)
         if m[2] in UNFUSED_SHAPE and b["bytes_per_iter"] > 0:
             # Runs before the model's fix counted dot(r, r) as two vector reads (15 vectors, not 14).
             vector = int(m[4]) ** 2 * (8 if m[3] == "f64" else 4)
@@ -61,13 +113,9 @@ def best_relax(rows, kind, precision, n, field):
 
 
 def csr_rows(path):
-    """{variant: median µs an iteration} of the cg_iter rows on the 1138-row CSR matrix."""
-    out = {}
-    for b in json.loads(Path(path).read_text())["benchmarks"]:
-        m = CSR_NAME.match(b["name"])
-        if m and b.get("aggregate_name", "median") == "median" and not b.get("error_occurred"):
-            out[m[1]] = b["ms_per_iter"] * 1e3
-    return out
+    """{variant: µs an iteration} of the cg_iter rows on the 1138-row CSR matrix, each the median
+    of its repetitions as in load()."""
+    return {m[1]: b["ms_per_iter"] * 1e3 for m, b in medians(path, CSR_NAME)[0].items()}
 
 
 def solve_ms(row):
@@ -107,10 +155,13 @@ def figures(rows):
 
 
 def markdown(rows, dropped, f, copy_gbs, note=""):
+    reps = max(r.get("_repetitions", 1) for r in rows.values())
     out = ["# CG on the H200", "",
            "Generated by `benchmarks/cg_report.py` from `h200/bench_cg.json` (`relax_bench_cg`). "
            "2D Poisson, 5-point stencil, n x n unknowns, b = 1, x0 = 0. Time per iteration over 200 "
-           "iterations (3 solves, the last one reported); `bytes` is the traffic an iteration must move "
+           "iterations (3 solves, the last one reported" +
+           (f"; each row the median of its repetitions, up to {reps}" if reps > 1 else "") +
+           "); `bytes` is the traffic an iteration must move "
            "at least, `% copy` that traffic over the time against the copy bandwidth "
            f"({copy_gbs:g} GB/s). relax variants are matrix-free unless named `csr`; the library path is "
            "cuSPARSE SpMV on CSR + cuBLAS with host scalars. Passes that mostly read can exceed the "
@@ -134,7 +185,8 @@ def markdown(rows, dropped, f, copy_gbs, note=""):
         r = rows[key]
         out.append(f"| {prec} | {n} | {path} | {int(r['iterations'])} | {solve_ms(r):.2f} |")
     if dropped:
-        out += ["", "## Left out", "", "Rows that failed or did no iteration (not measurements):", ""]
+        some = " (or some of their repetitions)" if any("(repetition " in d for d in dropped) else ""
+        out += ["", "## Left out", "", f"Rows{some} that failed or did no iteration (not measurements):", ""]
         out += [f"- `{d}`" for d in dropped]
     out += ["", "## Figures", ""] + [f"- `{k}`: {v}" for k, v in sorted(f.items())]
     return "\n".join(out) + "\n"
