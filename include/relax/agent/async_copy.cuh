@@ -8,7 +8,13 @@
 
 #include <relax/config.hpp>
 
+#if !defined(__CUDACC__)
+#include <cstring>
+#endif
+
 namespace relax::detail {
+
+#if defined(__CUDACC__)
 
 //! Starts copying the 16 bytes at `src` (global, 16-byte aligned) to `dst` (shared, 16-byte
 //! aligned); when `read` is false `src` is not read and `dst` receives zeros.
@@ -36,5 +42,24 @@ template <int Pending>
 __device__ __forceinline__ void wait_copies() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
 }
+
+#else
+
+// Compiled by a host compiler: the host tests run block-level agents on the CPU
+// (tests/support/block_emulation.hpp), where a copy is done when it is started.
+inline void copy_async_16(void* dst, const void* src, bool read) {
+  if (read) std::memcpy(dst, src, 16);
+  else std::memset(dst, 0, 16);
+}
+template <int Bytes>
+inline void copy_async(void* dst, const void* src) {
+  static_assert(Bytes == 4 || Bytes == 8, "relax: copy_async copies 4 or 8 bytes (copy_async_16: 16)");
+  std::memcpy(dst, src, Bytes);
+}
+inline void commit_copies() {}
+template <int Pending>
+inline void wait_copies() {}
+
+#endif
 
 }  // namespace relax::detail
