@@ -179,9 +179,15 @@ __device__ __forceinline__ void stream_strip(const S& s, const T* __restrict__ u
         // column moved into the interior, so a stencil that reads a field by the point stays in it.
 #pragma unroll
         for (int q = 0; q < W; ++q) {
-          const std::int64_t c = x0 + lane * W + q;
-          const auto bits = arith::abs_bits(
-              s.residual(neighbours(q), g.point<2>(0, r, c < 1 ? 1 : c > g.nx ? g.nx : c), rhs_of(q)));
+          const std::int64_t c = x0 + lane * W + q, inside = c < 1 ? 1 : c > g.nx ? g.nx : c;
+          // b read from global memory at the column moved inside too: at its own column a lane past
+          // the grid's last column would read past the box's storage (found by the host tests'
+          // emulation under AddressSanitizer; with the tuning's defaults no kernel folds the
+          // residual with b read from global memory).
+          T rhs;
+          if constexpr (Rhs == RhsIn::global) rhs = b[r * g.pitch + inside];
+          else rhs = rhs_of(q);
+          const auto bits = arith::abs_bits(s.residual(neighbours(q), g.point<2>(0, r, inside), rhs));
           const auto kept = (stored >> q & 1u) ? bits : arith::bits_t<T>(0);
           worst = worst > kept ? worst : kept;
         }

@@ -148,7 +148,7 @@ inline constexpr bool plane_stream_split_loops = false;
 //! four steps (between barriers, in program order; outside the blocks that restore or store)
 //! 1257, 888, 859 and 786 -> 966, 788, 752 and 683 instructions, 512 of each the stencil's
 //! FADD/FMUL; 237 -> 229 registers. Run on the CPU (the host tests' emulated thread block,
-//! tests/host/test_plane_stream_emulated.cpp: bit-identical to the reference, both forms, and
+//! tests/host/test_streams_emulated.cpp: bit-identical to the reference, both forms, and
 //! within the grids' storage under AddressSanitizer), not yet on a GPU: off until the device
 //! tests and a measurement have run with `RELAX_TUNING_PLANE_STREAM_LEAN_IO=1`.
 #ifdef RELAX_TUNING_PLANE_STREAM_LEAN_IO
