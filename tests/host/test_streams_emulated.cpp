@@ -4,7 +4,8 @@
 // say (the device tests run the forms the launch picks, on the GPU):
 // - the 3D plane stream (`agent/plane_stream.cuh`): each tile streamed by one block, down all
 //   planes or in pieces as stream-K cuts them, the tiles folded or whole, the steps checked or
-//   split, the copies and stores tested or lean (`tuning::plane_stream_lean_io`);
+//   split, the copies and stores tested or lean (`tuning::plane_stream_lean_io`), the block's
+//   warps taking turns in lockstep and apart (a missing barrier shows in the second);
 // - the 2D column stream (`agent/column_stream.cuh`): each strip streamed by one warp, down all
 //   rows or in segments, b in registers, read again from global memory, or in a shared ring, and
 //   the residual of the iterate it reads folded as the streamed device loop folds it.
@@ -100,7 +101,8 @@ class StoredPieces {
 // D steps of every tile of u's box, each tile's planes cut into `pieces` consecutive pieces of
 // unequal length, each piece one emulated block (the agent's form given by the template flags).
 template <int D, bool Split, bool Folded, bool Lean, class T>
-StoredPieces<T> stream_emulated(const relax::Stencil7<T>& s, const HostGrid<T>& u, const HostGrid<T>& b, int pieces) {
+StoredPieces<T> stream_emulated(const relax::Stencil7<T>& s, const HostGrid<T>& u, const HostGrid<T>& b, int pieces,
+                                relax::testing::Order order) {
   StoredPieces<T> out(u);  // the ring as u's: the agent stores interior points only
   const Shape g = shape_of(u.layout());
   const PlaneTiling tiling =
@@ -116,7 +118,7 @@ StoredPieces<T> stream_emulated(const relax::Stencil7<T>& s, const HostGrid<T>& 
       const std::int64_t z1 = 1 + g.nz * (p + 1) * (p + 1) / (pieces * pieces);
       if (z1 <= z0) continue;
       out.run([&](T* stored) {
-        relax::testing::emulate_block(plane_stream_warps, [&](int lane, int warp) {
+        relax::testing::emulate_block(plane_stream_warps, order, [&](int lane, int warp) {
           stream_planes<D, Split, Folded, Lean>(s, origin(u), stored, origin(b), g, tile, z0, z1, lane, warp,
                                                 shared.data());
         });
@@ -128,17 +130,20 @@ StoredPieces<T> stream_emulated(const relax::Stencil7<T>& s, const HostGrid<T>& 
 
 template <int D, bool Split, bool Folded, bool Lean, class T>
 void check_box(const Extents& e, int pieces) {
-  INFO("box " << e.nx << " x " << e.ny << " x " << e.nz << ", D " << D << ", " << sizeof(T) * 8 << "-bit, split "
-              << Split << ", folded " << Folded << ", lean " << Lean << ", pieces " << pieces);
   const relax::Stencil7<T> s(0.7);
   HostGrid<T> u(e), b(e);
   relax::testing::fill_random(u, 11, 0.0, 100.0);  // ring included: the boundary values
   relax::testing::fill_random(b, 12, -1.0, 1.0);
   const HostGrid<T> want = reference_sweeps(s, u, b, D);
-  const StoredPieces<T> got = stream_emulated<D, Split, Folded, Lean>(s, u, b, pieces);
-  INFO("differing points " << relax::testing::count_differences(got.result(), want));
-  CHECK(relax::testing::same_bits(got.result(), want));
-  CHECK(got.misstored() == 0);
+  for (auto order : {relax::testing::Order::lockstep, relax::testing::Order::warps_apart}) {
+    INFO("box " << e.nx << " x " << e.ny << " x " << e.nz << ", D " << D << ", " << sizeof(T) * 8 << "-bit, split "
+                << Split << ", folded " << Folded << ", lean " << Lean << ", pieces " << pieces << ", warps "
+                << (order == relax::testing::Order::lockstep ? "in lockstep" : "apart"));
+    const StoredPieces<T> got = stream_emulated<D, Split, Folded, Lean>(s, u, b, pieces, order);
+    INFO("differing points " << relax::testing::count_differences(got.result(), want));
+    CHECK(relax::testing::same_bits(got.result(), want));
+    CHECK(got.misstored() == 0);
+  }
 }
 
 template <int D, class T>
@@ -194,7 +199,7 @@ StoredPieces<T> strips_emulated(const relax::Stencil5<T>& s, const HostGrid<T>& 
       const std::int64_t y0 = 1 + g.ny * k / segments, y1 = 1 + g.ny * (k + 1) / segments;
       if (y1 <= y0) continue;
       out.run([&](T* stored) {
-        relax::testing::emulate_block(1, [&](int lane, int) {
+        relax::testing::emulate_block(1, relax::testing::Order::lockstep, [&](int lane, int) {
           stream_strip<D, Rhs>(s, origin(u), stored, origin(b), g, x0, y0, y1, lane,
                                Rhs == RhsIn::shared ? ring.data() : nullptr, Fold ? &folded[lane] : nullptr);
         });

@@ -1,18 +1,22 @@
 #pragma once
 // One CUDA thread block run on the CPU, for testing block-level agents (`relax/agent/`) in the
-// host tests, where no GPU is: every thread a fiber (ucontext), switched at the points where
-// threads of a block meet:
+// host tests, where no GPU is: every thread a fiber (ucontext), switched where threads of a block
+// meet or wait:
 // - `__syncthreads()`: all threads of the block that have not returned;
 // - `__shfl_up_sync` / `__shfl_down_sync` (full mask, width 32): the 32 lanes of a warp, each
 //   given the value of the lane `delta` below (above) it, or its own where there is none, as on
-//   the GPU.
-// Between those points a thread runs alone, the threads one after another in a fixed order. So
-// this checks the agent's arithmetic and addressing, what passes through shared memory across
-// its barriers, and its shuffles (lanes of a warp at different shuffles, or threads at a barrier
-// not all of them reach, are errors here). It does not check ordering: a read of another
-// thread's shared memory with no barrier between may happen to see the value here, and
-// asynchronous copies complete when they start (`agent/async_copy.cuh` compiled by a host
-// compiler). Those are for the device tests and compute-sanitizer's racecheck and synccheck.
+//   the GPU;
+// - asynchronous copies (`agent/async_copy.cuh` compiled by a host compiler calls the hooks at the
+//   end of this file): a copy is only recorded when it starts, and carried out when its thread
+//   waits for its group (`wait_copies<N>` completes all but the N newest groups), so a read of a
+//   copy's destination before the wait that covers it sees the old bytes. A copy whose addresses
+//   are not aligned to its size is an error, as it is a fault on the GPU.
+// Between those points a thread runs alone. The threads run in one of two orders (`Order`): all
+// warps a shuffle at a time in lockstep, or each warp alone up to its next barrier, the last warp
+// first. A missing barrier (a warp reading shared memory another warp has not written yet, or
+// overwriting what another has not read) gives wrong bits in the second order. What is left to
+// the device tests and compute-sanitizer: the hardware's own orders (a race that neither of these
+// two orders exposes), and memory ordering between blocks.
 //
 // Include this before any relax header: it declares the device built-ins those headers call.
 
@@ -36,10 +40,19 @@
 
 namespace relax::testing {
 
+//! How the emulated threads take turns between their meeting points (see the file comment).
+enum class Order { lockstep, warps_apart };
+
 //! The block run by `emulate_block`, and the fiber running now.
 class EmulatedBlock {
  public:
   enum class State { runnable, at_shuffle, at_barrier, done };
+  struct Copy {
+    void* dst;
+    const void* src;
+    int bytes;
+    bool read;  // false: zeros
+  };
   struct Thread {
     ucontext_t context{};
     std::unique_ptr<char[]> stack;
@@ -49,6 +62,8 @@ class EmulatedBlock {
     std::uint64_t value = 0;   // what it gives the shuffle (the bits of a value of up to 8 bytes)
     std::uint64_t result = 0;  // what the shuffle gives it
     std::size_t bytes = 0;     // the size of that value
+    std::vector<Copy> open;                // copies started since the last commit
+    std::vector<std::vector<Copy>> groups;  // committed groups not yet waited for, oldest first
   };
 
   static EmulatedBlock*& current() {
@@ -59,23 +74,31 @@ class EmulatedBlock {
 
   //! Runs `body(lane, warp)` on `warps` warps of 32 threads until every thread returns.
   //! \throws std::logic_error when the threads can go no further (a barrier or a shuffle that not
-  //! all of them reach) or when the lanes of a warp meet at different shuffles.
-  void run(int warps, const std::function<void(int lane, int warp)>& body) {
+  //! all of them reach), when the lanes of a warp meet at different shuffles, or when a copy was
+  //! misaligned.
+  void run(int warps, Order order, const std::function<void(int lane, int warp)>& body) {
     body_ = &body;
+    error_.clear();
     threads_.resize(static_cast<std::size_t>(warps) * 32);  // stacks kept from an earlier run
     for (std::size_t t = 0; t < threads_.size(); ++t) prepare(threads_[t], static_cast<int>(t));
     EmulatedBlock* const outer = current();
     current() = this;
+    struct Restore {
+      EmulatedBlock* outer;
+      ~Restore() { current() = outer; }
+    } restore{outer};
     for (;;) {
       bool moved = false;
-      // A pass: each runnable thread runs to its next meeting point (the threads hand over to one
-      // another; `running_` is the last to hand back).
-      for (running_ = 0; running_ < threads_.size(); ++running_) {
-        if (threads_[running_].state != State::runnable) continue;
-        swapcontext(&scheduler_, &threads_[running_].context);
-        moved = true;
+      if (order == Order::lockstep) {
+        moved = pass(0, threads_.size());
+        for (std::size_t w = 0; w * 32 < threads_.size(); ++w) moved = exchange(w) || moved;
+      } else {
+        for (std::size_t w = threads_.size() / 32; w-- > 0;)
+          while (pass(w * 32, w * 32 + 32)) {
+            moved = true;
+            if (!exchange(w)) break;
+          }
       }
-      moved = exchange() || moved;
       std::size_t live = 0, waiting = 0;
       for (const Thread& th : threads_) {
         live += th.state != State::done;
@@ -87,12 +110,9 @@ class EmulatedBlock {
           if (th.state == State::at_barrier) th.state = State::runnable;
         moved = true;
       }
-      if (!moved) {
-        current() = outer;
-        throw std::logic_error("emulated block: threads wait at barriers or shuffles that not all of them reach");
-      }
+      if (!moved) throw std::logic_error("emulated block: threads wait at barriers or shuffles that not all of them reach");
     }
-    current() = outer;
+    if (!error_.empty()) throw std::logic_error("emulated block: " + error_);
   }
 
   //! Called by a thread: wait for the block's other threads.
@@ -118,12 +138,40 @@ class EmulatedBlock {
     return out;
   }
 
+  //! Called by a thread: start copying `bytes` from `src` to `dst` (zeros where `read` is false).
+  void copy(void* dst, const void* src, int bytes, bool read) {
+    const auto misaligned = [&](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % bytes != 0; };
+    if (error_.empty() && (misaligned(dst) || (read && misaligned(src))))
+      error_ = "a " + std::to_string(bytes) + "-byte copy with an address not aligned to its size";
+    running().open.push_back({dst, src, bytes, read});
+  }
+  //! Called by a thread: close its group of copies.
+  void commit() {
+    Thread& th = running();
+    th.groups.push_back(std::move(th.open));
+    th.open.clear();
+  }
+  //! Called by a thread: complete all but its `pending` newest groups of copies.
+  void wait(int pending) {
+    Thread& th = running();
+    while (th.groups.size() > static_cast<std::size_t>(pending)) {
+      for (const Copy& c : th.groups.front()) complete(c);
+      th.groups.erase(th.groups.begin());
+    }
+  }
+
  private:
+  static void complete(const Copy& c) {
+    if (c.read) std::memcpy(c.dst, c.src, static_cast<std::size_t>(c.bytes));
+    else std::memset(c.dst, 0, static_cast<std::size_t>(c.bytes));
+  }
   // A fiber for thread t, to start at `entry` (a function of its own: getcontext returns twice).
   __attribute__((noinline)) void prepare(Thread& th, int t) {
     th.lane = t % 32;
     th.warp = t / 32;
     th.state = State::runnable;
+    th.open.clear();
+    th.groups.clear();
     if (!th.stack) th.stack.reset(new char[stack_bytes]);  // not zeroed: a stack needs no clearing
     if (getcontext(&th.context) != 0) throw std::runtime_error("emulated block: getcontext failed");
     th.context.uc_stack.ss_sp = th.stack.get();
@@ -135,61 +183,74 @@ class EmulatedBlock {
     EmulatedBlock& block = *current();
     Thread& th = block.running();
     (*block.body_)(th.lane, th.warp);
-    block.running().state = State::done;
+    Thread& done = block.running();
+    for (const Copy& c : done.open) complete(c);  // copies never waited for still land
+    for (const auto& group : done.groups)
+      for (const Copy& c : group) complete(c);
+    done.state = State::done;
   }
-  // Leaves the running thread for the next runnable one in the scheduler's pass (one switch
-  // rather than two through the scheduler), or for the scheduler at the pass's end.
+  // Runs each runnable thread of [begin, end) to its next meeting point; true if any ran.
+  bool pass(std::size_t begin, std::size_t end) {
+    pass_end_ = end;
+    bool any = false;
+    for (running_ = begin; running_ < end; ++running_) {
+      if (threads_[running_].state != State::runnable) continue;
+      swapcontext(&scheduler_, &threads_[running_].context);  // back here: `running_` handed back
+      any = true;
+    }
+    return any;
+  }
+  // Leaves the running thread for the next runnable one of the pass (one switch rather than two
+  // through the scheduler), or for the scheduler at the pass's end.
   void suspend() {
     const std::size_t me = running_;
     std::size_t next = me + 1;
-    while (next < threads_.size() && threads_[next].state != State::runnable) ++next;
-    if (next == threads_.size()) {
+    while (next < pass_end_ && threads_[next].state != State::runnable) ++next;
+    if (next >= pass_end_) {
       swapcontext(&threads_[me].context, &scheduler_);
       return;
     }
     running_ = next;
     swapcontext(&threads_[me].context, &threads_[next].context);
   }
-  // Completes the shuffles at which every lane of a warp waits; true if any did.
-  bool exchange() {
-    bool any = false;
-    for (std::size_t w = 0; w * 32 < threads_.size(); ++w) {
-      Thread* lanes = &threads_[w * 32];
-      int at = 0;
-      for (int l = 0; l < 32; ++l) at += lanes[l].state == State::at_shuffle;
-      if (at == 0) continue;
-      if (at < 32) {
-        bool others_wait = true;  // a lane still running may yet reach the shuffle
-        for (int l = 0; l < 32; ++l) others_wait = others_wait && lanes[l].state != State::runnable;
-        if (others_wait)
-          throw std::logic_error("emulated block: warp " + std::to_string(w) + " has lanes at a shuffle and lanes elsewhere");
-        continue;
-      }
-      for (int l = 0; l < 32; ++l)
-        if (lanes[l].offset != lanes[0].offset || lanes[l].bytes != lanes[0].bytes)
-          throw std::logic_error("emulated block: the lanes of warp " + std::to_string(w) + " meet at different shuffles");
-      for (int l = 0; l < 32; ++l) {
-        const int from = l + lanes[l].offset;
-        lanes[l].result = from >= 0 && from < 32 ? lanes[from].value : lanes[l].value;
-      }
-      for (int l = 0; l < 32; ++l) lanes[l].state = State::runnable;
-      any = true;
+  // Completes warp w's shuffle if all its lanes wait at it; true if it did.
+  bool exchange(std::size_t w) {
+    Thread* lanes = &threads_[w * 32];
+    int at = 0, running = 0;
+    for (int l = 0; l < 32; ++l) {
+      at += lanes[l].state == State::at_shuffle;
+      running += lanes[l].state == State::runnable;
     }
-    return any;
+    if (at == 0) return false;
+    if (at < 32) {
+      if (running == 0)  // no lane left that may yet reach the shuffle
+        throw std::logic_error("emulated block: warp " + std::to_string(w) + " has lanes at a shuffle and lanes elsewhere");
+      return false;
+    }
+    for (int l = 0; l < 32; ++l)
+      if (lanes[l].offset != lanes[0].offset || lanes[l].bytes != lanes[0].bytes)
+        throw std::logic_error("emulated block: the lanes of warp " + std::to_string(w) + " meet at different shuffles");
+    for (int l = 0; l < 32; ++l) {
+      const int from = l + lanes[l].offset;
+      lanes[l].result = from >= 0 && from < 32 ? lanes[from].value : lanes[l].value;
+    }
+    for (int l = 0; l < 32; ++l) lanes[l].state = State::runnable;
+    return true;
   }
 
   static constexpr std::size_t stack_bytes = 256 * 1024;
   std::vector<Thread> threads_;
-  std::size_t running_ = 0;
+  std::size_t running_ = 0, pass_end_ = 0;
   ucontext_t scheduler_{};
   const std::function<void(int, int)>* body_ = nullptr;
+  std::string error_;  // the first misaligned copy
 };
 
-//! Runs `body(lane, warp)` as one thread block of `warps` warps (see the file comment); the
-//! threads' stacks are kept for the next block.
-inline void emulate_block(int warps, const std::function<void(int lane, int warp)>& body) {
+//! Runs `body(lane, warp)` as one thread block of `warps` warps, the threads taking turns in
+//! `order` (see the file comment); the threads' stacks are kept for the next block.
+inline void emulate_block(int warps, Order order, const std::function<void(int lane, int warp)>& body) {
   static thread_local EmulatedBlock block;
-  block.run(warps, body);
+  block.run(warps, order, body);
 }
 
 }  // namespace relax::testing
@@ -204,3 +265,12 @@ template <class V>
 V __shfl_down_sync(unsigned /*mask: full*/, V value, unsigned delta) {
   return relax::testing::EmulatedBlock::current()->shuffle(value, static_cast<int>(delta));
 }
+
+// The asynchronous copies of `agent/async_copy.cuh` compiled by a host compiler.
+namespace relax::detail {
+inline void emulated_copy(void* dst, const void* src, int bytes, bool read) {
+  relax::testing::EmulatedBlock::current()->copy(dst, src, bytes, read);
+}
+inline void emulated_commit_copies() { relax::testing::EmulatedBlock::current()->commit(); }
+inline void emulated_wait_copies(int pending) { relax::testing::EmulatedBlock::current()->wait(pending); }
+}  // namespace relax::detail

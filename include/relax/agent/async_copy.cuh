@@ -8,10 +8,6 @@
 
 #include <relax/config.hpp>
 
-#if !defined(__CUDACC__)
-#include <cstring>
-#endif
-
 namespace relax::detail {
 
 #if defined(__CUDACC__)
@@ -45,20 +41,23 @@ __device__ __forceinline__ void wait_copies() {
 
 #else
 
-// Compiled by a host compiler: the host tests run block-level agents on the CPU
-// (tests/support/block_emulation.hpp), where a copy is done when it is started.
-inline void copy_async_16(void* dst, const void* src, bool read) {
-  if (read) std::memcpy(dst, src, 16);
-  else std::memset(dst, 0, 16);
-}
+// Compiled by a host compiler: the agents run in the host tests' emulation of a thread block
+// (tests/support/block_emulation.hpp), which defines these hooks (a copy lands when its thread
+// waits for it); a program that includes an agent without it does not link.
+void emulated_copy(void* dst, const void* src, int bytes, bool read);
+void emulated_commit_copies();
+void emulated_wait_copies(int pending);
+inline void copy_async_16(void* dst, const void* src, bool read) { emulated_copy(dst, src, 16, read); }
 template <int Bytes>
 inline void copy_async(void* dst, const void* src) {
   static_assert(Bytes == 4 || Bytes == 8, "relax: copy_async copies 4 or 8 bytes (copy_async_16: 16)");
-  std::memcpy(dst, src, Bytes);
+  emulated_copy(dst, src, Bytes, true);
 }
-inline void commit_copies() {}
+inline void commit_copies() { emulated_commit_copies(); }
 template <int Pending>
-inline void wait_copies() {}
+inline void wait_copies() {
+  emulated_wait_copies(Pending);
+}
 
 #endif
 
