@@ -96,7 +96,7 @@ bool check_plane_schedules(const Extents& e) {
   const std::int64_t tiles = detail::plane_stream_tiling<D, T>(g).tiles;
   return detail::use_plane_stream_k(
       tiles, g.nz, D,
-      detail::plane_stream_resident<detail::plane_stream_k_kernel<D, S, T>>(detail::plane_stream_shared_bytes<T>(D), D));
+      detail::plane_stream_resident<detail::plane_stream_k_kernel<D, S, T>, detail::plane_stream_shared_bytes<T>(D)>(D));
 }
 
 }  // namespace
@@ -290,6 +290,20 @@ TEST_CASE("a Ladder deeper than a 3D tile's shared memory allows is refused, nam
   using Tiled3d = relax::TemporalBlock<relax::dynamic, relax::Tile<32, 8, 4>>;
   auto run = [&] { (void)gpu_run_3d<Tiled3d>(p, u, relax::Ladder(relax::Ladder::Direction::ascending)); };
   CHECK_THROWS_WITH(run(), Catch::Contains("Ladder::depths = 8") && Catch::Contains("D <= 7"));
+}
+
+TEST_CASE("every strategy refuses a grid with a ring wider than one cell", "[engine][validation]") {
+  // On a two-cell ring the sweeps would take ring cells for interior points (Shape addresses a
+  // one-cell ring): refused, naming u.
+  const relax::Stencil5<float> s(1.0);
+  const relax::GridLayout wide = relax::GridLayout::of<float>(Extents(70, 33), 2);
+  DeviceGrid<float> u(wide), scratch(wide), b(wide);
+  const auto names_u = Catch::Contains("invalid u = ") && Catch::Contains("one-cell ring");
+  CHECK_THROWS_WITH(relax::Sweeper<relax::Sync>::run(s, u, scratch, b, {1}, nullptr), names_u);
+  CHECK_THROWS_WITH((relax::Sweeper<relax::TemporalBlock<2, relax::ColumnStream>>::run(s, u, scratch, b, {2}, nullptr)),
+                    names_u);
+  CHECK_THROWS_WITH((relax::Sweeper<relax::TemporalBlock<2>>::run(s, u, scratch, b, {2}, nullptr)), names_u);
+  CHECK_THROWS_WITH((relax::Sweeper<relax::BlockAsync<2>>::run(s, u, scratch, b, {2}, nullptr)), names_u);
 }
 
 TEST_CASE("3D sweeps per step stay flat in N", "[engine][3d][solver]") {

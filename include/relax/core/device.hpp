@@ -66,12 +66,14 @@ template <class Query>
 int cached_per_device(std::atomic<int> (&slots)[max_cached_devices], Query&& query) {
   int device = 0;
   RELAX_CUDA_CHECK(cudaGetDevice(&device));
+  // Release and acquire: what the query did (a kernel's attribute set, say) comes before any
+  // use of the value it left.
   if (device < max_cached_devices) {
-    const int known = slots[device].load(std::memory_order_relaxed);
+    const int known = slots[device].load(std::memory_order_acquire);
     if (known > 0) return known;
   }
   const int value = query(device);
-  if (device < max_cached_devices && value > 0) slots[device].store(value, std::memory_order_relaxed);
+  if (device < max_cached_devices && value > 0) slots[device].store(value, std::memory_order_release);
   return value;
 }
 

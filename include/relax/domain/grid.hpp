@@ -231,6 +231,16 @@ inline void require_rank(const GridLayout& got, int rank, const char* what) {
                            rank == 3 ? "a 3D grid (the stencil's rank)" : "a 2D grid (the stencil's rank)");
 }
 
+//! Throws unless grid `what` is one the sweeps can address: of the stencil's `rank`, with a
+//! one-cell ring (`Shape` takes point 0 and nx + 1 as the ring: on a wider ring a sweep would
+//! update ring cells as interior points).
+inline void require_swept_grid(const GridLayout& got, int rank, const char* what) {
+  require_rank(got, rank, what);
+  if (got.halo != 1)
+    throw invalid_argument(what, "a grid with a ring of " + std::to_string(got.halo) + " cells",
+                           "a grid with a one-cell ring (what the sweeps address)");
+}
+
 //! Throws unless grid `what` has layout `expected` (same extents, ring and padding).
 inline void require_layout(const GridLayout& got, const GridLayout& expected, const char* what) {
   if (got != expected)

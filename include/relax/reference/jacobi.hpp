@@ -64,10 +64,7 @@ void for_each_row(const relax::detail::Shape& g, Exec exec, Row&& row) {
 template <class S, class T>
 void require_system(const HostGrid<T>& u, const HostGrid<T>& b, const char* what_b) {
   relax::detail::require_layout(b.layout(), u.layout(), what_b);
-  relax::detail::require_rank(u.layout(), S::rank, "u");
-  if (u.layout().halo != 1)
-    throw invalid_argument("u", "a grid with a ring of " + std::to_string(u.layout().halo) + " cells",
-                           "a grid with a one-cell ring (the reference backend's)");
+  relax::detail::require_swept_grid(u.layout(), S::rank, "u");
   const Point a = u.layout().origin, o = b.layout().origin;
   if (a.x != o.x || a.y != o.y || a.z != o.z)
     throw invalid_argument(what_b, "a grid at another global origin", "the global origin of u");

@@ -125,21 +125,21 @@ void require_plane_stream_layout(const DeviceGrid<T>& u, const DeviceGrid<T>& ou
   require(g.nz <= 2147483647 - 2 * 8, "nz", g.nz, "fewer than 2^31 - 16 planes (the 3D stream counts planes in int)");
 }
 
-// The resident blocks of 3D stream kernel `Kernel` on the current device (its shared memory set
-// first where it needs more than 48 KiB), `bytes` being the kernel's shared memory at depth
-// `depth`: asked once per device and remembered, since a launch asks on every batch (the attribute
+// The resident blocks of 3D stream kernel `Kernel` with `Bytes` of shared memory (its depth's,
+// `depth`) on the current device, its shared memory set first where it needs more than 48 KiB:
+// asked once per device and remembered, since a launch asks on every batch (the attribute call
 // and the query, uncached, delayed a batch's first kernel by some microseconds of host time). A
 // program that resets a device after a launch loses the attribute, and its next launch fails
 // with CUDA's error.
-template <auto Kernel>
-std::int64_t plane_stream_resident(std::size_t bytes, int depth) {
+template <auto Kernel, std::size_t Bytes>
+std::int64_t plane_stream_resident(int depth) {
   static std::atomic<int> per_sm[max_cached_devices];
-  const int blocks = cached_per_device(per_sm, [&](int) {
-    if (bytes > 48 * 1024)
+  const int blocks = cached_per_device(per_sm, [](int) {
+    if constexpr (Bytes > 48 * 1024)
       RELAX_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(bytes)));
+                                            static_cast<int>(Bytes)));
     int n = 0;
-    RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, Kernel, 32 * plane_stream_warps, bytes));
+    RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, Kernel, 32 * plane_stream_warps, Bytes));
     return n;
   });
   require(blocks >= 1, "D", depth, "a depth whose 3D stream block fits on an SM");
@@ -154,15 +154,15 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
   const std::int64_t tiles = tiling.tiles;
   require(tiles <= 2147483647, "nx, ny", g.nx * g.ny, "a plane whose streamed tiles fit in one launch");
   require_plane_stream_layout<D>(u, out, b);
-  const std::size_t bytes = plane_stream_shared_bytes<T>(D);
+  constexpr std::size_t bytes = plane_stream_shared_bytes<T>(D);
   require(bytes <= shared_bytes_limit(), "D", D, "a depth whose plane queue fits in shared memory");
   const dim3 block(32, plane_stream_warps);
-  const std::int64_t resident = plane_stream_resident<plane_stream_k_kernel<D, S, T>>(bytes, D);
+  const std::int64_t resident = plane_stream_resident<plane_stream_k_kernel<D, S, T>, bytes>(D);
   const bool stream_k = schedule == PlaneSchedule::chosen && use_plane_stream_k(tiles, g.nz, D, resident);
   if (schedule == PlaneSchedule::weighted || (stream_k && use_weighted_plane_shares(tiles, g.nz, D, resident))) {
     constexpr auto kernel = plane_stream_w_kernel<D, S, T>;
     const int blocks = static_cast<int>(std::min<std::int64_t>(
-        {plane_stream_resident<kernel>(bytes, D), tiles * g.nz, std::int64_t{PlaneShareTable::capacity}}));
+        {plane_stream_resident<kernel, bytes>(D), tiles * g.nz, std::int64_t{PlaneShareTable::capacity}}));
     kernel<<<blocks, block, bytes, stream>>>(
         s, u.origin(), out.origin(), b.origin(), g, tiling,
         weighted_plane_shares(tiling, g.nx, g.ny, g.nz, Lane<T>::width, blocks));
@@ -172,7 +172,7 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
                                                                tiles * g.nz);
   } else {
     constexpr auto kernel = plane_stream_kernel<D, S, T>;
-    const std::int64_t segments = plane_segments(tiles, g.nz, D, plane_stream_resident<kernel>(bytes, D));
+    const std::int64_t segments = plane_segments(tiles, g.nz, D, plane_stream_resident<kernel, bytes>(D));
     const std::int64_t planes = tile_count(g.nz, segments);
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(tile_count(g.nz, planes)));
     kernel<<<grid, block, bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, tiling, planes);
@@ -257,7 +257,7 @@ struct Sweeper<TemporalBlock<D, ColumnStream>> {
     detail::require(depth >= 1 && depth <= 8, "D", depth, "a depth from 1 to 8");
     detail::require_layout(scratch.layout(), u.layout(), "scratch");
     detail::require_layout(b.layout(), u.layout(), "b");
-    detail::require_rank(u.layout(), S::rank, "u");
+    detail::require_swept_grid(u.layout(), S::rank, "u");
     detail::for_each_launch(batch.sweeps, depth, [&](int d) {
       detail::launch_column_stream(d, s, u, scratch, b, stream);
       u.swap(scratch);

@@ -897,7 +897,7 @@ void require_device_loop_call(const DeviceGrid<T>& u, const DeviceGrid<T>& scrat
   static_assert(S::radius == 1, "relax::Sweeper<DeviceLoop>: only radius-1 stencils are supported");
   require_layout(scratch.layout(), u.layout(), "scratch");
   require_layout(b.layout(), u.layout(), "b");
-  require_rank(u.layout(), S::rank, "u");
+  require_swept_grid(u.layout(), S::rank, "u");
   require_cooperative_launch("relax::DeviceLoop", "a launch-based strategy such as relax::Sync");
 }
 

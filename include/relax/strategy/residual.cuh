@@ -85,7 +85,7 @@ template <class S, class T>
 void require_system(const DeviceGrid<T>& u, const DeviceGrid<T>& b, const char* what) {
   static_assert(is_stencil_v<S>, "relax: S is not a stencil (is_stencil_v)");
   require_layout(b.layout(), u.layout(), "b");
-  require_rank(u.layout(), S::rank, what);
+  require_swept_grid(u.layout(), S::rank, what);
 }
 
 }  // namespace detail

@@ -71,7 +71,7 @@ struct Sweeper<SyncTile<BlockX, BlockY, Rows>> {
     static_assert(S::radius == 1, "relax::Sweeper<Sync>: only radius-1 stencils are supported");
     detail::require_layout(scratch.layout(), u.layout(), "scratch");
     detail::require_layout(b.layout(), u.layout(), "b");
-    detail::require_rank(u.layout(), S::rank, "u");
+    detail::require_swept_grid(u.layout(), S::rank, "u");
     with_rows<S::rank, T>(detail::shape_of(u.layout()), [&](auto rows) {
       launch<decltype(rows)::value>(s, u, scratch, b, batch.sweeps, stream);
     });
@@ -89,7 +89,7 @@ struct Sweeper<SyncTile<BlockX, BlockY, Rows>> {
     static_assert(S::radius == 1, "relax::Sweeper<Sync>: only radius-1 stencils are supported");
     detail::require_layout(out.layout(), u.layout(), "out");
     detail::require_layout(b.layout(), u.layout(), "b");
-    detail::require_rank(u.layout(), S::rank, "u");
+    detail::require_swept_grid(u.layout(), S::rank, "u");
     const detail::Shape whole = detail::shape_of(u.layout());
     const std::int64_t along = S::rank == 3 ? whole.nz : whole.ny;
     detail::require(first >= 1 && count >= 0 && first + count - 1 <= along, "rows", first,

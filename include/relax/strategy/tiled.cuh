@@ -49,7 +49,7 @@ void tiled_sweeps(const S& s, DeviceGrid<T>& u, DeviceGrid<T>& scratch, const De
   if (Exact) require(depth <= std::min(TileX, TileY), "D", depth, "no more than the tile's width and height");
   require_layout(scratch.layout(), u.layout(), "scratch");
   require_layout(b.layout(), u.layout(), "b");
-  require_rank(u.layout(), rank, "u");
+  require_swept_grid(u.layout(), rank, "u");
   const Shape g = shape_of(u.layout());
   const dim3 grid = tile_grid(g.nx, g.ny * (rank == 3 ? tile_count(g.nz, TileZ) : 1), TileX, TileY);
   for_each_launch(count, depth, [&](int d) {
