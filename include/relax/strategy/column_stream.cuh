@@ -127,9 +127,10 @@ void require_plane_stream_layout(const DeviceGrid<T>& u, const DeviceGrid<T>& ou
 
 // The resident blocks of 3D stream kernel `Kernel` with `Bytes` of shared memory (its depth's,
 // `depth`) on the current device, its shared memory set first where it needs more than 48 KiB:
-// asked once per device and remembered, since a launch asks on every batch (the attribute call
-// and the query, uncached, delayed a batch's first kernel by some microseconds of host time). A
-// program that resets a device after a launch loses the attribute, and its next launch fails
+// asked once per device and remembered, since a launch asks on every batch, and a batch of one
+// or two launches (512³ at D = 4) starts its first kernel only after the host's work before it
+// (what that costs was not measured yet: relax_study_plane_balance prints a launch's host time).
+// A program that resets a device after a launch loses the attribute, and its next launch fails
 // with CUDA's error.
 template <auto Kernel, std::size_t Bytes>
 std::int64_t plane_stream_resident(int depth) {
