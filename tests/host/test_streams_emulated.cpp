@@ -117,6 +117,8 @@ StoredPieces<T> stream_emulated(const relax::Stencil7<T>& s, const HostGrid<T>& 
       const std::int64_t z0 = 1 + g.nz * p * p / (pieces * pieces);
       const std::int64_t z1 = 1 + g.nz * (p + 1) * (p + 1) / (pieces * pieces);
       if (z1 <= z0) continue;
+      // Shared memory starts as all-ones bits (a NaN), so a read of what no thread wrote shows.
+      std::memset(static_cast<void*>(shared.data()), 0xff, shared.size() * sizeof(Lane<T>));
       out.run([&](T* stored) {
         relax::testing::emulate_block(plane_stream_warps, order, [&](int lane, int warp) {
           stream_planes<D, Split, Folded, Lean>(s, origin(u), stored, origin(b), g, tile, z0, z1, lane, warp,
@@ -198,6 +200,7 @@ StoredPieces<T> strips_emulated(const relax::Stencil5<T>& s, const HostGrid<T>& 
     for (int k = 0; k < segments; ++k) {
       const std::int64_t y0 = 1 + g.ny * k / segments, y1 = 1 + g.ny * (k + 1) / segments;
       if (y1 <= y0) continue;
+      std::memset(static_cast<void*>(ring.data()), 0xff, ring.size() * sizeof(Lane<T>));  // as above
       out.run([&](T* stored) {
         relax::testing::emulate_block(1, relax::testing::Order::lockstep, [&](int lane, int) {
           stream_strip<D, Rhs>(s, origin(u), stored, origin(b), g, x0, y0, y1, lane,
