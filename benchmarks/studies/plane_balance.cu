@@ -85,14 +85,6 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
   if (threadIdx.x == 0 && threadIdx.y == 0) times[blockIdx.x] = {start, global_ns(), sm_id(), pieces, first, last};
 }
 
-template <class Kernel>
-int resident(Kernel kernel, std::size_t bytes) {
-  RELAX_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-  int per_sm = 0;
-  RELAX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * plane_stream_warps, bytes));
-  return per_sm * current_sm_count();
-}
-
 const char* kind(const PlaneTiling& t, const PlaneTile& tile) {
   if (tile.segments > 1) return "folded";
   if (tile.lanes < 32) return "folded1";
@@ -117,7 +109,7 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
   const Stencil7<T> s(10.0);
   study::Box box(Extents(nx, ny, nz));
   const Shape g = shape_of(box.u.layout());
-  const std::size_t bytes = plane_stream_shared_bytes<T>(D);
+  constexpr std::size_t bytes = plane_stream_shared_bytes<T>(D);
   for (bool folding : {false, true}) {
     const PlaneTiling tiling = plane_tiling(g.nx, g.ny, Lane<T>::width, plane_columns_kept<D, T>, plane_rows_kept<D>,
                                             plane_ghost_columns<D, T>, D, folding);
@@ -126,8 +118,8 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
            (long long)tiling.tiles_y, (long long)tiling.fold, tiling.lanes);
     // Each tile alone, all at once where they fit (twice: the first warms up).
     relax::DeviceBuffer<BlockTime> times(static_cast<std::size_t>(std::max<std::int64_t>(tiling.tiles, 4096)));
-    auto tk = tile_kernel<D, Stencil7<T>, T>;
-    resident(tk, bytes);
+    constexpr auto tk = tile_kernel<D, Stencil7<T>, T>;
+    plane_stream_resident<tk, bytes>(D);  // sets the kernel's shared memory
     for (int round = 0; round < 2; ++round) {
       tk<<<static_cast<unsigned>(tiling.tiles), dim3(32, plane_stream_warps), bytes>>>(
           s, box.u.origin(), box.got.origin(), box.b.origin(), g, tiling, times.data());
@@ -157,8 +149,8 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
              weight / count / inner_weight);
     }
     // The stream-K schedule, timed per block, against the library's launch (bits).
-    auto sk = stream_k_timed<D, Stencil7<T>, T>;
-    const int blocks = std::min<std::int64_t>(resident(sk, bytes), tiling.tiles * g.nz);
+    constexpr auto sk = stream_k_timed<D, Stencil7<T>, T>;
+    const int blocks = std::min<std::int64_t>(plane_stream_resident<sk, bytes>(D), tiling.tiles * g.nz);
     box.reset();
     launch_plane_stream<D>(s, box.u, box.ref, box.b, nullptr, PlaneSchedule::stream_k);
     float best = 1e30f;

@@ -31,23 +31,13 @@ using relax::Extents;
 using relax::HostGrid;
 using namespace relax::detail;
 
-template <class T>
-T* origin(HostGrid<T>& g) {
-  return g.storage().data() + g.layout().lead;
-}
-template <class T>
-const T* origin(const HostGrid<T>& g) {
-  return g.storage().data() + g.layout().lead;
-}
+using relax::reference::detail::origin;  // a host grid's point (0, 0, 0)
 
 // D reference sweeps of u.
 template <class S, class T>
 HostGrid<T> reference_sweeps(const S& s, const HostGrid<T>& u, const HostGrid<T>& b, int d) {
-  HostGrid<T> a = u, c = u;
-  for (int k = 0; k < d; ++k) {
-    relax::reference::sweep(s, a, c, b);
-    std::swap(a, c);
-  }
+  HostGrid<T> a = u, scratch = u;
+  relax::reference::sweeps(s, a, scratch, b, relax::reference::SyncSchedule{}, d);
   return a;
 }
 
