@@ -379,3 +379,23 @@ TEST_CASE("Pipelined CG reaches standard CG's true residual on an ill-conditione
                                          << " iterations, true residual " << true_residual(a, b, x_plain)
                                          << "; with replacement " << got << "; standard CG " << want);
 }
+
+// ‖b‖₂ underflows to 0 where every b[k]² does (1e-170² < the smallest double): every variant
+// refuses such a b, as the reference does, rather than measuring ρ against ‖b‖ = 0 and stopping at
+// once, "converged". A b that is 0 is solved (x = 0 at once), not refused.
+TEMPLATE_TEST_CASE("CG variants refuse a right-hand side whose 2-norm underflows", "[cg][variants][validation]",
+                   relax::Unfused, relax::Fused, relax::Graph, relax::Persistent, relax::PersistentSingleReduction,
+                   relax::Pipelined, relax::ClusterResident, relax::GridResident) {
+  const std::int64_t n = 20;
+  relax::CG<relax::Poisson5Operator<double>, TestType> cg{relax::Poisson5Operator<double>(n)};
+  std::vector<double> b(n * n, 1e-170), x(n * n, 0.0);
+  b[n * n / 2] = -3e-170;  // the largest |b[k]|, which the error names
+  CHECK_THROWS_AS(cg.solve(b, x), relax::invalid_argument);
+  CHECK_THROWS_WITH(cg.solve(b, x), Catch::Contains("2-norm does not underflow") && Catch::Contains("3e-170"));
+  std::fill(b.begin(), b.end(), 0.0);
+  std::fill(x.begin(), x.end(), 0.0);
+  const relax::CgReport report = cg.solve(b, x);
+  CHECK(report.status == relax::CgStatus::converged);
+  CHECK(report.rhs_norm == 0.0);
+  CHECK(std::all_of(x.begin(), x.end(), [](double v) { return v == 0.0; }));
+}

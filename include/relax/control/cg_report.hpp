@@ -15,6 +15,14 @@
 
 namespace relax {
 
+namespace detail {
+//! What every CG solve, host or GPU, expects of b where ‖b‖₂ underflowed to 0 while b is not 0
+//! (every square underflowed): ρ = ‖r‖₂ / ‖b‖₂ would then be the absolute residual, and a solve
+//! could stop at once, "converged". (An infinite ‖b‖₂ is the stop criterion's non-finite case.)
+inline constexpr const char* rhs_norm_underflow_expected =
+    "a right-hand side whose 2-norm does not underflow to 0 (scale the system)";
+}  // namespace detail
+
 //! When CG stops: at the first check (every `check_interval` iterations) where `criterion()`,
 //! a `relax::StopCriterion` on the 2-norm of the recurrence residual r, decides
 //!

@@ -148,13 +148,10 @@ CgReport solve_checked(Apply& apply, std::int64_t n, const T* b, T* x, const CgO
   const auto start = std::chrono::steady_clock::now();
   CgReport report;
   report.rhs_norm = std::sqrt(dot(b, b, n));
-  // ‖b‖₂ = 0 while b is not 0 (every square underflowed) would make ρ the absolute residual and
-  // could stop at once, "converged": refused. (An infinite ‖b‖₂ is the stop criterion's
-  // non-finite case.)
   if (report.rhs_norm == 0.0)
     for (std::int64_t k = 0; k < n; ++k)
       relax::detail::require(b[k] == T(0), "b", static_cast<double>(b[k]),
-                             "a right-hand side whose 2-norm does not underflow to 0 (scale the system)");
+                             relax::detail::rhs_norm_underflow_expected);
   std::vector<T> scratch(n);
   relax::detail::solve_with_restarts(options, report, run,
                                      [&] { return true_residual_norm(apply, n, b, x, scratch, dot); });

@@ -286,6 +286,7 @@ class CG {
       dot(op_.size(), b, b, scalars_.data(), dots_, stream);
       read_back(scalars_.data(), nullptr, stream);
       report.rhs_norm = std::sqrt(host_.data()[0]);
+      require_rhs_norm_representable(report.rhs_norm, op_.size(), b, stream);
       detail::solve_with_restarts(
           options_, report,
           [&](const StopCriterion& left, CgReport& r) {
@@ -417,6 +418,8 @@ class CG {
     const detail::CgDeviceState s = read_state(stream);  // also waits for the barrier word's copy
     require_barrier_completed();
     report.rhs_norm = s.rhs_norm;
+    // (After the launch, which formed ‖b‖: x then holds what it left, as after any refusal.)
+    require_rhs_norm_representable(report.rhs_norm, op_.size(), b, stream);
     report.iterations = offset + s.iterations;
     report.residual_norm = std::sqrt(s.rr);
     resident_true_norm_ = std::sqrt(s.true_rr);
