@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <algorithm>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -399,6 +400,27 @@ TEST_CASE("CG on several parts refuses bad input with a clear error", "[multi_cg
   bad.check_interval = 0;
   CHECK_THROWS_WITH((relax::MultiCG<relax::CsrPartOperator<double>, relax::Unfused>(relax::split_csr(a, {0}), bad)),
                     Catch::Contains("check_interval"));
+}
+
+// ‖b‖₂ underflows to 0 where every b[k]² does: refused on any number of parts, as by one GPU's CG
+// and the reference; a b that is 0 is solved at once.
+TEST_CASE("CG on several parts refuses a right-hand side whose 2-norm underflows", "[multi_cg][validation]") {
+  const relax::Extents e(9, 7);
+  for (int k : {1, 3}) {
+    relax::MultiCG<relax::StencilSlabOperator<relax::Poisson5<double>>, relax::Unfused> host_controlled(
+        relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(k)));
+    relax::MultiCG<relax::StencilSlabOperator<relax::Poisson5<double>>, relax::PersistentPipelined> cpu_free(
+        relax::split_stencil(relax::Poisson5<double>{}, e, one_gpu(k)));
+    std::vector<double> b(63, 0.0), x(63, 0.0);
+    b[5] = 1e-170;
+    b[60] = -1e-170;  // in the last part where k = 3
+    CHECK_THROWS_WITH(host_controlled.solve(b, x), Catch::Contains("2-norm does not underflow") && Catch::Contains("2 entries"));
+    CHECK_THROWS_WITH(cpu_free.solve(b, x), Catch::Contains("2-norm does not underflow") && Catch::Contains("2 entries"));
+    std::fill(b.begin(), b.end(), 0.0);
+    const relax::CgReport report = cpu_free.solve(b, x);
+    CHECK(report.converged());
+    CHECK(std::all_of(x.begin(), x.end(), [](double v) { return v == 0.0; }));
+  }
 }
 
 TEST_CASE("CG on several parts reports breakdown on an indefinite matrix and the cap", "[multi_cg]") {

@@ -75,6 +75,7 @@
 #include <relax/strategy/tuning.hpp>
 
 #include <algorithm>
+#include <string>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -146,6 +147,19 @@ __global__ void __launch_bounds__(dot_block) split_dot(PartSlices<T, 2> parts) {
   for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < s.n; k += stride)
     sum += static_cast<double>(a[k]) * static_cast<double>(b[k]);
   finish_dot(block_sum(sum), s.partials, s.arrivals, s.out);
+}
+
+//! *out = the number of the part's entries that are not 0 (as a double, summed as `split_dot`
+//! sums). Launch: `dot_blocks` × `dot_block` per part.
+template <class T>
+__global__ void __launch_bounds__(dot_block) split_count_nonzero(PartSlices<T, 1> parts) {
+  const PartSlice<T, 1>& s = parts.part[blockIdx.y];
+  const T* __restrict__ v = s.v[0];
+  double count = 0.0;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < s.n; k += stride)
+    count += v[k] != T(0) ? 1.0 : 0.0;
+  finish_dot(block_sum(count), s.partials, s.arrivals, s.out);
 }
 
 //! x += step · p and r += minus_step · q (two `cg_axpy`s' arithmetic), and Σ r·r of the new r
@@ -612,6 +626,11 @@ class MultiCG {
     const auto start = std::chrono::steady_clock::now();
     CgReport report;
     report.rhs_norm = std::sqrt(reduce([&] { dot(vb, vb); }));
+    if (report.rhs_norm == 0.0) {  // refused where b is not 0, as every CG does (every rank alike)
+      const double nonzero = reduce([&] { batched<1>({vb}, true, 0, &detail::split_count_nonzero<T>); });
+      detail::require(nonzero == 0.0, "b", std::to_string(static_cast<std::int64_t>(nonzero)) + " entries not 0",
+                      detail::rhs_norm_underflow_expected);
+    }
     detail::solve_with_restarts(
         options_, report,
         [&](const StopCriterion& left, CgReport& r) {
