@@ -115,6 +115,22 @@ void report(benchmark::State& state, double ms_per_iter, double iterations, int 
 
 constexpr std::int64_t fixed_iterations = 200;
 
+// ms_per_iter over every solve a benchmark run timed (Σ time / Σ iterations), not its last solve's.
+struct PerIteration {
+  double ms = 0.0, iterations = 0.0;
+  void add(double solve_ms, double solve_iterations) {
+    ms += solve_ms;
+    iterations += solve_iterations;
+  }
+  double ms_per_iteration() const { return ms / iterations; }
+};
+
+// What `timed_cg` returns: the last solve's report and the mean over all its solves.
+struct TimedCg {
+  relax::CgReport last;
+  PerIteration mean;
+};
+
 template <class Variant>
 constexpr int kernels_per_iteration() {
   if constexpr (std::is_same_v<Variant, relax::Unfused>) return 6;  // SpMV, 2 dots, 2 axpys, xpay
@@ -144,9 +160,10 @@ constexpr int vectors_per_iteration() {
 }
 
 // relax's CG with `Operator` from x = 0 with b = 1, timed; `to_tol` runs to 1e-8 instead of a
-// fixed count. Returns the last solve's report (reported as skipped if it should have converged).
+// fixed count. Returns the last solve's report (reported as skipped if it should have converged)
+// and the time per iteration over every timed solve.
 template <class T, class Variant, class Operator>
-relax::CgReport timed_cg(benchmark::State& state, Operator op, bool to_tol) {
+TimedCg timed_cg(benchmark::State& state, Operator op, bool to_tol) {
   relax::CgOptions opt;
   if (to_tol) {
     opt.rel_tol = 1e-8;
@@ -164,10 +181,12 @@ relax::CgReport timed_cg(benchmark::State& state, Operator op, bool to_tol) {
   // On the solver's stream: legacy-stream copies are not ordered with it (non-blocking).
   RELAX_CUDA_CHECK(cudaMemcpyAsync(db.data(), b.data(), db.bytes(), cudaMemcpyHostToDevice, cg.stream()));
   relax::CgReport last;
+  PerIteration mean;
   for (auto _ : state) {
     RELAX_CUDA_CHECK(cudaMemsetAsync(dx.data(), 0, dx.bytes(), cg.stream()));
     last = cg.solve(db.data(), dx.data(), cg.stream());
     state.SetIterationTime(last.time_ms / 1e3);
+    mean.add(last.time_ms, static_cast<double>(last.iterations));
   }
   if (to_tol && !last.converged()) {
     // Say how it ended: a cap, a breakdown and a stagnating residual need different fixes.
@@ -176,19 +195,19 @@ relax::CgReport timed_cg(benchmark::State& state, Operator op, bool to_tol) {
                             std::to_string(last.relative_residual());
     state.SkipWithError(why.c_str());
   }
-  return last;
+  return {last, mean};
 }
 
 // relax's CG on the n² Poisson problem (`csr`: its matrix in CSR).
 template <class T, class Variant = relax::Unfused, class Operator>
 void relax_cg(benchmark::State& state, Operator op, bool csr, bool to_tol) {
   const std::int64_t n = state.range(0);
-  const relax::CgReport last = timed_cg<T, Variant>(state, std::move(op), to_tol);
+  const auto [last, mean] = timed_cg<T, Variant>(state, std::move(op), to_tol);
   const double vector_bytes = static_cast<double>(n) * static_cast<double>(n) * sizeof(T);
   const double bytes = std::is_same_v<Variant, relax::Unfused>
                            ? bytes_per_iter<T>(n, csr)
                            : vectors_per_iteration<Variant>() * vector_bytes;
-  report(state, last.time_ms / static_cast<double>(last.iterations), static_cast<double>(last.iterations),
+  report(state, mean.ms_per_iteration(), static_cast<double>(last.iterations),
          kernels_per_iteration<Variant>(), bytes);
 }
 
@@ -212,10 +231,10 @@ void BM_relax_real(benchmark::State& state, const std::string& name) {
     found = cache.emplace(name, relax::read_matrix_market<double>(std::string(RELAX_BENCH_DATA_DIR) + "/suitesparse/" +
                                                                   name + ".mtx")).first;
   const relax::Csr<double>& a = found->second;
-  const relax::CgReport last = timed_cg<double, Variant>(state, relax::CsrOperator<double>(a), false);
+  const auto [last, mean] = timed_cg<double, Variant>(state, relax::CsrOperator<double>(a), false);
   const double vectors = static_cast<double>(a.rows) * sizeof(double) * vectors_per_iteration<Variant>();
   const double matrix = static_cast<double>(a.nnz()) * (sizeof(double) + 4) + static_cast<double>(a.rows + 1) * 8;
-  report(state, last.time_ms / static_cast<double>(last.iterations), static_cast<double>(last.iterations),
+  report(state, mean.ms_per_iteration(), static_cast<double>(last.iterations),
          kernels_per_iteration<Variant>(), vectors + matrix);
 }
 
@@ -327,16 +346,17 @@ void BM_cusparse_cublas(benchmark::State& state, bool to_tol) {
   relax::DeviceBuffer<T> db(b.size()), dx(b.size());
   RELAX_CUDA_CHECK(cudaMemcpy(db.data(), b.data(), db.bytes(), cudaMemcpyHostToDevice));
   std::int64_t iterations = 0;
-  double ms = 0;
+  PerIteration mean;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
     iterations = cg.solve(db.data(), dx.data(), to_tol ? 100000 : fixed_iterations, to_tol ? 1e-8 : 0.0);
-    ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     state.SetIterationTime(ms / 1e3);
+    mean.add(ms, static_cast<double>(iterations));
   }
   if (to_tol && !cg.converged()) state.SkipWithError("library CG did not converge");
   // scal, axpy, SpMV, dot, 2 axpys, dot (+ cuSPARSE's internal launches, not counted).
-  report(state, ms / static_cast<double>(iterations), static_cast<double>(iterations), 7, bytes_per_iter<T>(n, true));
+  report(state, mean.ms_per_iteration(), static_cast<double>(iterations), 7, bytes_per_iter<T>(n, true));
 }
 
 // The reference backend's CG: `threads` = 0 for all OpenMP threads, 1 for the serial baseline.
@@ -350,16 +370,16 @@ void BM_reference(benchmark::State& state, int threads) {
   opt.rel_tol = 0.0;
   opt.abs_tol = 1e-300;
   opt.max_iterations = threads == 1 ? 3 : 10;
-  double ms = 0;
+  PerIteration mean;
   for (auto _ : state) {
     x.assign(b.size(), T(0));
     const auto start = std::chrono::steady_clock::now();
     const relax::CgReport rep = relax::reference::cg(a, b, x, opt, relax::reference::Exec::openmp(threads));
-    ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
-         static_cast<double>(rep.iterations);
-    state.SetIterationTime(ms * static_cast<double>(rep.iterations) / 1e3);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    state.SetIterationTime(ms / 1e3);
+    mean.add(ms, static_cast<double>(rep.iterations));
   }
-  report(state, ms, static_cast<double>(opt.max_iterations), 0, bytes_per_iter<T>(n, false));
+  report(state, mean.ms_per_iteration(), static_cast<double>(opt.max_iterations), 0, bytes_per_iter<T>(n, false));
 }
 
 template <class T>

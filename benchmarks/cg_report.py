@@ -17,7 +17,8 @@ two middle values for an even R); report.py takes the same `_median` aggregates.
 with aggregates only (--benchmark_report_aggregates_only) is read from its `median` rows; the
 other aggregates (mean, stddev, cv) are not used. A repetition that failed is listed under "Left
 out" and the median is over the others. A row run once is taken as it is. (Each repetition's
-ms_per_iter is itself the last of its 3 timed solves: see relax_bench_cg.)
+ms_per_iter is the time of all its timed solves over their iterations; JSON written before
+2026-12-05 holds the last solve's alone.)
 """
 import argparse
 import json
