@@ -75,7 +75,6 @@
 #include <relax/strategy/tuning.hpp>
 
 #include <algorithm>
-#include <string>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -83,6 +82,7 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>

@@ -33,13 +33,13 @@ __global__ void __launch_bounds__(dot_block)
   finish_dot(block_sum(sum), partials, arrivals, out);
 }
 
+//! Folds max |x[k]| (as `abs_bits`) into *out, which starts at 0. Launch: `dot_blocks` × `dot_block`.
 template <class T>
 __global__ void __launch_bounds__(dot_block)
     max_abs_kernel(std::int64_t n, const T* __restrict__ x, arith::bits_t<T>* out) {
   arith::bits_t<T> largest = 0;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride)
-  {
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
     const arith::bits_t<T> v = arith::abs_bits(x[k]);
     largest = v > largest ? v : largest;
   }
