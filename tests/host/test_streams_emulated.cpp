@@ -161,6 +161,11 @@ TEST_CASE("the 3D plane stream's agent, emulated on the CPU, equals D reference 
   }
   check_forms<4, double>(Extents(70, 33, 13), 2);
   check_forms<3, double>(Extents(57, 25, 9), 1);
+  for (const Extents& e : {Extents(70, 33, 21), Extents(33, 17, 5)}) {
+    check_forms<1, double>(e, 1);
+    check_forms<2, double>(e, 2);
+    check_forms<3, double>(e, 3);
+  }
 }
 
 TEST_CASE("the emulated 3D agent's other forms: checked steps, and the persistent loops' whole tiles",
