@@ -18,10 +18,13 @@
 #include <relax/agent/column_stream.cuh>
 #include <relax/agent/plane_stream.cuh>
 #include <relax/reference/jacobi.hpp>
+#include <relax/strategy/plane_schedule.hpp>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <cstring>
 #include <vector>
 
@@ -92,7 +95,7 @@ class StoredPieces {
 // unequal length, each piece one emulated block (the agent's form given by the template flags).
 template <int D, bool Split, bool Folded, bool Lean, class T>
 StoredPieces<T> stream_emulated(const relax::Stencil7<T>& s, const HostGrid<T>& u, const HostGrid<T>& b, int pieces,
-                                relax::testing::Order order) {
+                                relax::testing::Order order, std::int64_t segment_planes = 0) {
   StoredPieces<T> out(u);  // the ring as u's: the agent stores interior points only
   const Shape g = shape_of(u.layout());
   const PlaneTiling tiling =
@@ -104,8 +107,10 @@ StoredPieces<T> stream_emulated(const relax::Stencil7<T>& s, const HostGrid<T>& 
     const PlaneTile tile = plane_tile(tiling, t);
     for (int p = 0; p < pieces; ++p) {
       // Piece p of `pieces`, the first ones shorter: [1 + nz p² / pieces², 1 + nz (p + 1)² / pieces²).
-      const std::int64_t z0 = 1 + g.nz * p * p / (pieces * pieces);
-      const std::int64_t z1 = 1 + g.nz * (p + 1) * (p + 1) / (pieces * pieces);
+      // (With `segment_planes`: segments of that many planes, as the launch's segments cut them.)
+      const std::int64_t z0 = segment_planes > 0 ? 1 + p * segment_planes : 1 + g.nz * p * p / (pieces * pieces);
+      const std::int64_t z1 = segment_planes > 0 ? std::min(z0 + segment_planes, g.nz + 1)
+                                                 : 1 + g.nz * (p + 1) * (p + 1) / (pieces * pieces);
       if (z1 <= z0) continue;
       // Shared memory starts as all-ones bits (a NaN), so a read of what no thread wrote shows.
       std::memset(static_cast<void*>(shared.data()), 0xff, shared.size() * sizeof(Lane<T>));
@@ -166,6 +171,42 @@ TEST_CASE("the 3D plane stream's agent, emulated on the CPU, equals D reference 
     check_forms<2, double>(e, 2);
     check_forms<3, double>(e, 3);
   }
+}
+
+// The device test's float64 case as it launches it (relax_device_tests, "the 3D stream is exact at
+// every depth"): its data, its stencil, and 7 sweeps as launches of 3, 3 and 1, each launch's
+// result the next one's input.
+template <bool Lean>
+void check_launches_float64() {
+  const Extents e(70, 33, 21);
+  const relax::Stencil7<double> s(3.0);
+  HostGrid<double> u(e), b(e);
+  relax::testing::fill_random(u, 11 + e.nx + 3 * e.ny, 0.0, 10.0);
+  relax::testing::fill_random(b, 13 + e.nz);
+  HostGrid<double> want = u, got = u;
+  const Shape g = shape_of(u.layout());
+  // The launch's segments where 132 blocks are resident (an H100's or H200's SMs, a block each).
+  auto launch = [&](auto depth) {
+    constexpr int D = decltype(depth)::value;
+    const std::int64_t tiles = plane_stream_tiling<D, double>(g).tiles;
+    const std::int64_t planes = tile_count(g.nz, plane_segments(tiles, g.nz, D, 132));
+    INFO("D " << D << ": " << tiles << " tiles, segments of " << planes << " planes");
+    return stream_emulated<D, true, true, Lean>(s, got, b, static_cast<int>(tile_count(g.nz, planes)),
+                                                relax::testing::Order::warps_apart, planes)
+        .result();
+  };
+  for (int d : {3, 3, 1}) {
+    want = reference_sweeps(s, want, b, d);
+    got = d == 3 ? launch(std::integral_constant<int, 3>{}) : launch(std::integral_constant<int, 1>{});
+    INFO("lean " << Lean << ", after a launch of " << d << ": differing points "
+                 << relax::testing::count_differences(got, want));
+    CHECK(relax::testing::same_bits(got, want));
+  }
+}
+
+TEST_CASE("the emulated 3D agent in float64, launched as the device test launches it", "[plane_stream][emulated]") {
+  check_launches_float64<false>();
+  check_launches_float64<true>();
 }
 
 TEST_CASE("the emulated 3D agent's other forms: checked steps, and the persistent loops' whole tiles",
