@@ -24,8 +24,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace {
