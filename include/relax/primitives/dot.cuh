@@ -8,11 +8,8 @@
 //! `cub::BlockReduce` inside blocks). The same inputs give the same bits on every run, so CG's
 //! iteration counts are reproducible. Sums are accumulated in double for float and double data.
 
-#include <relax/control/cg_report.hpp>
 #include <relax/core/buffer.hpp>
 #include <relax/core/cuda_check.hpp>
-#include <relax/core/error.hpp>
-#include <relax/primitives/max_norm.cuh>
 #include <relax/primitives/reduce.cuh>
 
 #include <algorithm>
@@ -31,19 +28,6 @@ __global__ void __launch_bounds__(dot_block)
   for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride)
     sum += static_cast<double>(x[k]) * static_cast<double>(y[k]);
   finish_dot(block_sum(sum), partials, arrivals, out);
-}
-
-//! Folds max |x[k]| (as `abs_bits`) into *out, which starts at 0. Launch: `dot_blocks` × `dot_block`.
-template <class T>
-__global__ void __launch_bounds__(dot_block)
-    max_abs_kernel(std::int64_t n, const T* __restrict__ x, arith::bits_t<T>* out) {
-  arith::bits_t<T> largest = 0;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
-    const arith::bits_t<T> v = arith::abs_bits(x[k]);
-    largest = v > largest ? v : largest;
-  }
-  block_max_into<dot_block, 1>(largest, out);
 }
 
 }  // namespace detail
@@ -71,21 +55,6 @@ void dot(std::int64_t n, const T* x, const T* y, double* out, DotWorkspace& ws, 
   detail::dot_kernel<<<detail::dot_blocks, detail::dot_block, 0, stream>>>(n, x, y, ws.partials(),
                                                                          ws.arrivals(), out);
   RELAX_CUDA_CHECK_LAUNCH();
-}
-
-//! Refuses the device vector `b` of `n` values where its 2-norm `rhs_norm` (from `dot`)
-//! underflowed to 0 while b is not 0, as the reference backend does (`reference/cg.hpp`). Costs
-//! nothing unless `rhs_norm` is 0; then one pass over b (its largest |b[k]| is what the error
-//! names), and the host waits for `stream`.
-template <class T>
-void require_rhs_norm_representable(double rhs_norm, std::int64_t n, const T* b, cudaStream_t stream) {
-  if (rhs_norm != 0.0) return;
-  MaxNormSlot<T> largest;
-  largest.reset(stream);
-  detail::max_abs_kernel<<<detail::dot_blocks, detail::dot_block, 0, stream>>>(n, b, largest.target());
-  RELAX_CUDA_CHECK_LAUNCH();
-  const T value = largest.read(stream);
-  detail::require(value == T(0), "b", static_cast<double>(value), detail::rhs_norm_underflow_expected);
 }
 
 }  // namespace relax

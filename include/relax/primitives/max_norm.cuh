@@ -12,8 +12,10 @@
 #include <relax/core/cuda_check.hpp>
 #include <relax/core/stream.hpp>
 #include <relax/core/arith.hpp>
+#include <relax/primitives/reduce.cuh>
 
 #include <cub/block/block_reduce.cuh>
+#include <cstdint>
 #include <cuda/atomic>
 #include <cuda/functional>
 
@@ -70,5 +72,31 @@ class MaxNormSlot {
   PinnedBuffer<bits_type> host_;
   Event arrived_;
 };
+
+namespace detail {
+//! Folds max |x[k]| (as `abs_bits`) into *out, which starts at 0. Launch: blocks of `dot_block` threads.
+template <class T>
+__global__ void __launch_bounds__(dot_block)
+    max_abs_kernel(std::int64_t n, const T* __restrict__ x, arith::bits_t<T>* out) {
+  arith::bits_t<T> largest = 0;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
+    const arith::bits_t<T> v = arith::abs_bits(x[k]);
+    largest = v > largest ? v : largest;
+  }
+  block_max_into<dot_block, 1>(largest, out);
+}
+
+}  // namespace detail
+
+//! max |x[k]| over the device vector `x` of `n` values (exact: a max of bit patterns), through
+//! `slot`; the host waits for `stream`.
+template <class T>
+T max_abs(std::int64_t n, const T* x, MaxNormSlot<T>& slot, cudaStream_t stream) {
+  slot.reset(stream);
+  detail::max_abs_kernel<<<detail::dot_blocks, detail::dot_block, 0, stream>>>(n, x, slot.target());
+  RELAX_CUDA_CHECK_LAUNCH();
+  return slot.read(stream);
+}
 
 }  // namespace relax

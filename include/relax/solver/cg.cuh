@@ -74,6 +74,7 @@
 #include <relax/core/stream.hpp>
 #include <relax/primitives/cg_updates.cuh>
 #include <relax/primitives/dot.cuh>
+#include <relax/primitives/max_norm.cuh>
 #include <relax/solver/cg_cluster.cuh>
 #include <relax/solver/cg_kernels.cuh>
 #include <relax/solver/cg_resident.cuh>
@@ -286,7 +287,7 @@ class CG {
       dot(op_.size(), b, b, scalars_.data(), dots_, stream);
       read_back(scalars_.data(), nullptr, stream);
       report.rhs_norm = std::sqrt(host_.data()[0]);
-      require_rhs_norm_representable(report.rhs_norm, op_.size(), b, stream);
+      require_rhs_norm_representable(report.rhs_norm, b, stream);
       detail::solve_with_restarts(
           options_, report,
           [&](const StopCriterion& left, CgReport& r) {
@@ -405,6 +406,16 @@ class CG {
     return d == StopReason::go_on ? CgStatus::iteration_cap : detail::cg_status_of(d);
   }
 
+  // Refuses b where ‖b‖₂ (`rhs_norm`) underflowed to 0 while b is not 0, as the reference does
+  // (`reference/cg.hpp`): nothing unless ‖b‖₂ is 0, then one max-|b| pass (the value the error
+  // names).
+  void require_rhs_norm_representable(double rhs_norm, const T* b, cudaStream_t stream) const {
+    if (rhs_norm != 0.0) return;
+    MaxNormSlot<T> slot;
+    const T largest = max_abs(op_.size(), b, slot, stream);
+    detail::require(largest == T(0), "b", static_cast<double>(largest), detail::rhs_norm_underflow_expected);
+  }
+
   // GridResident from x until `stop` decides, in one launch: the kernel forms ‖b‖ and r = b − A x,
   // decides, iterates, and leaves ‖b − A x‖ of its iterate for `solve_with_restarts`
   // (`resident_true_norm_`).
@@ -419,7 +430,7 @@ class CG {
     require_barrier_completed();
     report.rhs_norm = s.rhs_norm;
     // (After the launch, which formed ‖b‖: x then holds what it left, as after any refusal.)
-    require_rhs_norm_representable(report.rhs_norm, op_.size(), b, stream);
+    require_rhs_norm_representable(report.rhs_norm, b, stream);
     report.iterations = offset + s.iterations;
     report.residual_norm = std::sqrt(s.rr);
     resident_true_norm_ = std::sqrt(s.true_rr);
