@@ -8,11 +8,12 @@
 // - every tile streamed alone down all its planes by one block (`stream_planes`, the library's
 //   agent; all tiles at once where they fit on the SMs), folded and unfolded;
 // - every block of the library's stream-K schedule (the same shares and pieces as
-//   `plane_stream_k_kernel`), with the tiles its pieces cover;
-// and checks the timed stream-K kernel's output against the library's launch bit for bit. First
+//   `plane_stream_k_kernel`), with the tiles its pieces cover, and of its weighted shares
+//   (`plane_stream_w_kernel`'s), with the mean time of the blocks of one piece, two and more;
+// and checks the timed stream-K kernels' output against the library's launch bit for bit. First
 // it times the library's stream-K with shares equal in planes against shares weighted by the
-// model fitted on those tile times (`weighted_plane_shares`), bits compared; `--shares` stops
-// there. Built with the benchmarks (relax_study_plane_balance); run it with no arguments.
+// model fitted on those tile times (`weighted_plane_shares`), bits compared, and the host time
+// of a launch of each schedule; `--shares` stops there. Built with the benchmarks (relax_study_plane_balance); run it with no arguments.
 #include <relax/domain/device_grid.hpp>
 #include <relax/stencil/stencil7.hpp>
 #include <relax/strategy/column_stream.cuh>
@@ -62,15 +63,18 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
                          static_cast<long long>(blockIdx.x)};
 }
 
-// `plane_stream_k_kernel`, timed (the library's `stream_share` over `plane_share`'s share).
+// `plane_stream_k_kernel` (`weighted` false: `plane_share`'s equal share) or `plane_stream_w_kernel`
+// (true: the share from `shares`), timed: the library's `stream_share` over the same share.
 template <int D, class S, class T>
 __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
     stream_k_timed(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
-                   PlaneTiling tiling, std::int64_t planes, BlockTime* times) {
+                   PlaneTiling tiling, std::int64_t planes, bool weighted, const PlaneShareTable shares,
+                   BlockTime* times) {
   extern __shared__ __align__(16) unsigned char queue_bytes[];
   __syncthreads();
   const unsigned long long start = global_ns();
-  const PlaneShare share = plane_share(planes, blockIdx.x, gridDim.x);
+  const PlaneShare share = weighted ? PlaneShare{shares.first[blockIdx.x], shares.first[blockIdx.x + 1]}
+                                    : plane_share(planes, blockIdx.x, gridDim.x);
   stream_share<D>(s, u, out, b, g, tiling, share.first, share.last, reinterpret_cast<Lane<T>*>(queue_bytes));
   __syncthreads();
   // The pieces the share was streamed as, and the tiles of its first and last.
@@ -148,40 +152,57 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
       printf("    %-20s %8.1f %8.1f %8.1f %4d   %.3f %.3f\n", k, sum / count, lo, hi, count, sum / count / inner_us,
              weight / count / inner_weight);
     }
-    // The stream-K schedule, timed per block, against the library's launch (bits).
+    // The stream-K schedule, timed per block, against the library's launch (bits): shares equal
+    // in planes, then weighted (the folded tiling only: the library's).
     constexpr auto sk = stream_k_timed<D, Stencil7<T>, T>;
-    const int blocks = std::min<std::int64_t>(plane_stream_resident<sk, bytes>(D), tiling.tiles * g.nz);
-    box.reset();
-    launch_plane_stream<D>(s, box.u, box.ref, box.b, nullptr, PlaneSchedule::stream_k);
-    float best = 1e30f;
-    for (int round = 0; round < 3; ++round) {
-      const float ms = study::time_ms(1, [&] {
-        sk<<<blocks, dim3(32, plane_stream_warps), bytes>>>(s, box.u.origin(), box.got.origin(), box.b.origin(), g,
-                                                           tiling, tiling.tiles * g.nz, times.data());
-        RELAX_CUDA_CHECK_LAUNCH();
-      });
-      best = std::min(best, ms);
-    }
-    h = fetch(times, static_cast<std::size_t>(blocks));
-    unsigned long long t0 = ~0ull, t1 = 0;
-    double sum = 0;
-    for (const BlockTime& b : h) t0 = std::min(t0, b.start), t1 = std::max(t1, b.end), sum += (b.end - b.start) / 1e3;
-    std::vector<int> order(blocks);
-    for (int i = 0; i < blocks; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(),
-              [&](int a, int c) { return h[a].end - h[a].start < h[c].end - h[c].start; });
-    const double mean = sum / blocks;
-    printf("  stream-K, %d blocks, %.1f planes each: kernel %.1f us (events, best of 3: %.1f us, %.1f G/s); block "
-           "mean %.1f, min %.1f, max %.1f us; differing %lld\n",
-           blocks, double(tiling.tiles * g.nz) / blocks, (t1 - t0) / 1e3, best * 1e3,
-           double(nx) * ny * nz * D / best / 1e6, mean, (h[order.front()].end - h[order.front()].start) / 1e3,
-           (h[order.back()].end - h[order.back()].start) / 1e3, (long long)box.differing());
-    printf("  blocks by time (us, pieces, tiles: kinds):\n");
-    for (int r = 0; r < blocks; ++r) {
-      if (r >= 8 && r < blocks - 12) continue;
-      const BlockTime& b = h[order[r]];
-      printf("    %7.1f  %d  %lld..%lld: %s / %s\n", (b.end - b.start) / 1e3, b.pieces, b.first_tile, b.last_tile,
-             kind(tiling, plane_tile(tiling, b.first_tile)), kind(tiling, plane_tile(tiling, b.last_tile)));
+    const int blocks = static_cast<int>(std::min<std::int64_t>(
+        {plane_stream_resident<sk, bytes>(D), tiling.tiles * g.nz, std::int64_t{PlaneShareTable::capacity}}));
+    const PlaneShareTable table = weighted_plane_shares(tiling, g.nx, g.ny, g.nz, Lane<T>::width, blocks);
+    for (bool weighted : {false, true}) {
+      if (weighted && !folding) continue;
+      box.reset();
+      launch_plane_stream<D>(s, box.u, box.ref, box.b, nullptr,
+                             weighted ? PlaneSchedule::weighted : PlaneSchedule::stream_k);
+      float best = 1e30f;
+      for (int round = 0; round < 3; ++round) {
+        const float ms = study::time_ms(1, [&] {
+          sk<<<blocks, dim3(32, plane_stream_warps), bytes>>>(s, box.u.origin(), box.got.origin(), box.b.origin(), g,
+                                                             tiling, tiling.tiles * g.nz, weighted, table,
+                                                             times.data());
+          RELAX_CUDA_CHECK_LAUNCH();
+        });
+        best = std::min(best, ms);
+      }
+      h = fetch(times, static_cast<std::size_t>(blocks));
+      unsigned long long t0 = ~0ull, t1 = 0;
+      double sum = 0, by_pieces[4] = {}, count_by_pieces[4] = {};
+      for (const BlockTime& b : h) {
+        const double us = (b.end - b.start) / 1e3;
+        t0 = std::min(t0, b.start), t1 = std::max(t1, b.end), sum += us;
+        by_pieces[std::min(b.pieces, 3)] += us, count_by_pieces[std::min(b.pieces, 3)] += 1;
+      }
+      std::vector<int> order(blocks);
+      for (int i = 0; i < blocks; ++i) order[i] = i;
+      std::sort(order.begin(), order.end(),
+                [&](int a, int c) { return h[a].end - h[a].start < h[c].end - h[c].start; });
+      const double mean = sum / blocks;
+      printf("  stream-K %s, %d blocks, %.1f planes each: kernel %.1f us (events, best of 3: %.1f us, %.1f G/s); "
+             "block mean %.1f, min %.1f, max %.1f us; differing %lld\n",
+             weighted ? "weighted" : "equal shares", blocks, double(tiling.tiles * g.nz) / blocks, (t1 - t0) / 1e3,
+             best * 1e3, double(nx) * ny * nz * D / best / 1e6, mean,
+             (h[order.front()].end - h[order.front()].start) / 1e3,
+             (h[order.back()].end - h[order.back()].start) / 1e3, (long long)box.differing());
+      printf("  block mean by pieces (us, blocks):");
+      for (int p = 1; p < 4; ++p)
+        if (count_by_pieces[p] > 0)
+          printf(" %d%s: %.1f (%.0f)", p, p == 3 ? "+" : "", by_pieces[p] / count_by_pieces[p], count_by_pieces[p]);
+      printf("\n  blocks by time (us, pieces, tiles: kinds):\n");
+      for (int r = 0; r < blocks; ++r) {
+        if (r >= 8 && r < blocks - 12) continue;
+        const BlockTime& b = h[order[r]];
+        printf("    %7.1f  %d  %lld..%lld: %s / %s\n", (b.end - b.start) / 1e3, b.pieces, b.first_tile, b.last_tile,
+               kind(tiling, plane_tile(tiling, b.first_tile)), kind(tiling, plane_tile(tiling, b.last_tile)));
+      }
     }
   }
 }
@@ -208,16 +229,27 @@ bool compare_shares(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
            (long long)nx, (long long)ny, (long long)nz, D, round, equal, points / equal / 1e6, weighted,
            points / weighted / 1e6, equal / weighted, differing);
   }
-  // The host's part of a launch (the schedule's queries, its table, the launch call): the first
-  // kernel of a timed batch waits for it.
-  RELAX_CUDA_CHECK(cudaDeviceSynchronize());
+  // The host's part of a launch (the schedule's queries, its table, the launch call), by schedule:
+  // the first kernel of a timed batch waits for it. And the weighted table's arithmetic alone.
   const int launches = 8;
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < launches; ++i) launch_plane_stream<D>(s, box.u, box.got, box.b, nullptr);
-  const double host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-  RELAX_CUDA_CHECK(cudaDeviceSynchronize());
-  printf("  the chosen schedule's launch: %.1f us of host time a launch (mean of %d)\n", host_us / launches,
-         launches);
+  auto host_us = [&](auto&& f) {
+    RELAX_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < launches; ++i) f();
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    RELAX_CUDA_CHECK(cudaDeviceSynchronize());
+    return us / launches;
+  };
+  printf("  host time a launch (us, mean of %d):", launches);
+  for (auto [name, schedule] : {std::pair{"chosen", PlaneSchedule::chosen}, std::pair{"segments", PlaneSchedule::segments},
+                                std::pair{"stream-K", PlaneSchedule::stream_k}, std::pair{"weighted", PlaneSchedule::weighted}})
+    printf(" %s %.1f", name, host_us([&] { launch_plane_stream<D>(s, box.u, box.got, box.b, nullptr, schedule); }));
+  const PlaneTiling tiling = plane_stream_tiling<D, float>(shape_of(box.u.layout()));
+  std::int64_t sink = 0;
+  const double table_us = host_us([&] {
+    sink += weighted_plane_shares(tiling, nx, ny, nz, Lane<float>::width, current_sm_count()).first[1];
+  });
+  printf("; the weighted table alone %.2f (%lld)\n", table_us, (long long)(sink % 2));
   return same;
 }
 

@@ -205,7 +205,7 @@ TEST_CASE("stream-K's weighted shares cover every plane once and are equal in mo
     int blocks;
   };
   const Case cases[] = {{512, 512, 512, 132}, {768, 768, 768, 132}, {250, 49, 61, 132}, {33, 17, 5, 132},
-                        {130, 200, 9, 7},     {1, 1, 3, 132},       {1200, 800, 3, 1024}};
+                        {130, 200, 9, 7},     {1, 1, 3, 132},       {1200, 800, 3, PlaneShareTable::capacity}};
   for (const Case& c : cases) {
     INFO("box " << c.nx << " x " << c.ny << " x " << c.nz << ", blocks " << c.blocks);
     const PlaneTiling t = plane_tiling(c.nx, c.ny, 4, 120, 24, 4, 4);
@@ -255,4 +255,8 @@ TEST_CASE("the chosen stream-K weights its shares at D = 4 where a block's share
   CHECK_FALSE(use_weighted_plane_shares(25, 256, 4, 132));
   CHECK_FALSE(use_weighted_plane_shares(27, 100, 4, 132));
   CHECK_FALSE(use_weighted_plane_shares(87, 512, 3, 132));
+  // More resident blocks than the table has rows (a GPU of over 256 SMs): equal shares, which
+  // use every block, even where the shares are long.
+  CHECK(use_weighted_plane_shares(208, 768, 4, PlaneShareTable::capacity) == relax::tuning::plane_stream_weighted);
+  CHECK_FALSE(use_weighted_plane_shares(208, 768, 4, PlaneShareTable::capacity + 1));
 }

@@ -271,42 +271,54 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
       constexpr int t = decltype(level)::value;
       const int p = k - t;
       const Lane<T>(&c)[RW] = mid[t - 1];
-      const Lane<T> north = edge(parity ^ 1, t - 1, warp - 1, 1);
-      const Lane<T> south = edge(parity ^ 1, t - 1, warp + 1, 0);
-      const int b_slot = slot - t < 0 ? slot - t + slots : slot - t;
       Lane<T> next[RW];
-#pragma unroll
-      for (int r = 0; r < RW; ++r) {
-        const Lane<T> rhs = ring[(b_slot * R + r) * 32];
-        const T west = __shfl_up_sync(0xffffffffu, c[r].v[W - 1], 1);
-        const T east = __shfl_down_sync(0xffffffffu, c[r].v[0], 1);
-        const Lane<T>& n = r > 0 ? c[r > 0 ? r - 1 : 0] : north;
-        const Lane<T>& so = r + 1 < RW ? c[r + 1 < RW ? r + 1 : r] : south;
-#pragma unroll
-        for (int q = 0; q < W; ++q) {
-          const Neighbours<T, 3> nb{c[r].v[q],
-                                    n.v[q],
-                                    so.v[q],
-                                    q + 1 < W ? c[r].v[q + 1 < W ? q + 1 : q] : east,
-                                    q > 0 ? c[r].v[q > 0 ? q - 1 : 0] : west,
-                                    up[t - 1][r].v[q],
-                                    fresh[r].v[q]};
-          next[r].v[q] = s.update(nb, point(p, r, q), rhs.v[q]);
-        }
-      }
-      if (Checked && (p < 1 || p > nz)) {  // a plane outside the interior keeps its value (the same for the whole block)
+      // With the split, a checked step computes no level that keeps its value or that no stored
+      // point needs: a plane outside the box, and, in the stream's first 2D steps, level t before
+      // step first + 2t (level t of plane p is needed from p = z0 − (D − t), which step p + t
+      // computes; the level's value is then the previous level's, which nothing needed reads).
+      // A piece's warm-up so computes D(D + 1) / 2 levels instead of 2D · D. Without the split
+      // every step is checked, and this branch would cost all of them its join.
+      if (split && Checked && (p < 1 || p > nz || k < first + 2 * t)) {
 #pragma unroll
         for (int r = 0; r < RW; ++r) next[r] = c[r];
-      } else if (keeps != 0) {  // so do the lane's points outside the interior
-        // With the split, opaque here too: with the registers the unchecked steps leave, ptxas
-        // would otherwise hoist the mask's 16 bits into 16 registers for the whole stream.
-        unsigned mask = keeps;
-        if constexpr (split) asm volatile("" : "+r"(mask));
+      } else {
+        const Lane<T> north = edge(parity ^ 1, t - 1, warp - 1, 1);
+        const Lane<T> south = edge(parity ^ 1, t - 1, warp + 1, 0);
+        const int b_slot = slot - t < 0 ? slot - t + slots : slot - t;
 #pragma unroll
-        for (int r = 0; r < RW; ++r)
+        for (int r = 0; r < RW; ++r) {
+          const Lane<T> rhs = ring[(b_slot * R + r) * 32];
+          const T west = __shfl_up_sync(0xffffffffu, c[r].v[W - 1], 1);
+          const T east = __shfl_down_sync(0xffffffffu, c[r].v[0], 1);
+          const Lane<T>& n = r > 0 ? c[r > 0 ? r - 1 : 0] : north;
+          const Lane<T>& so = r + 1 < RW ? c[r + 1 < RW ? r + 1 : r] : south;
 #pragma unroll
-          for (int q = 0; q < W; ++q)
-            if (mask >> (r * W + q) & 1u) next[r].v[q] = c[r].v[q];
+          for (int q = 0; q < W; ++q) {
+            const Neighbours<T, 3> nb{c[r].v[q],
+                                      n.v[q],
+                                      so.v[q],
+                                      q + 1 < W ? c[r].v[q + 1 < W ? q + 1 : q] : east,
+                                      q > 0 ? c[r].v[q > 0 ? q - 1 : 0] : west,
+                                      up[t - 1][r].v[q],
+                                      fresh[r].v[q]};
+            next[r].v[q] = s.update(nb, point(p, r, q), rhs.v[q]);
+          }
+        }
+        // A plane outside the interior keeps its value (the same for the whole block).
+        if (Checked && (p < 1 || p > nz)) {
+#pragma unroll
+          for (int r = 0; r < RW; ++r) next[r] = c[r];
+        } else if (keeps != 0) {  // so do the lane's points outside the interior
+          // With the split, opaque here too: with the registers the unchecked steps leave, ptxas
+          // would otherwise hoist the mask's 16 bits into 16 registers for the whole stream.
+          unsigned mask = keeps;
+          if constexpr (split) asm volatile("" : "+r"(mask));
+#pragma unroll
+          for (int r = 0; r < RW; ++r)
+#pragma unroll
+            for (int q = 0; q < W; ++q)
+              if (mask >> (r * W + q) & 1u) next[r].v[q] = c[r].v[q];
+        }
       }
 #pragma unroll
       for (int r = 0; r < RW; ++r) up[t - 1][r] = fresh[r];
@@ -357,10 +369,11 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
     for (int r = 0; r < RW; ++r) even[t][r] = odd[t][r] = Lane<T>{};
   for (int k = first; k < end; k += 2) {
     if constexpr (split) {
-      // Steps k and k + 1 compute planes k - D .. k: where those all lie in [1, nz] neither
-      // checks its plane. Checked: at the top face the first 2D steps, at the bottom face about
-      // the last D, and the lone last step of a stream with an odd number of steps.
-      if (k - D >= 1 && k <= nz && k + 1 < end) {
+      // Steps k and k + 1 compute planes k - D .. k: where those all lie in [1, nz], past the
+      // stream's warm-up, neither checks its plane. Checked: the first 2D steps (the warm-up,
+      // whose checked form skips the levels nothing needs), at the bottom face about the last D,
+      // and the lone last step of a stream with an odd number of steps.
+      if (k - D >= 1 && k <= nz && k + 1 < end && k >= first + 2 * D) {
         step(std::false_type{}, k, even, odd);
         step(std::false_type{}, k + 1, odd, even);
         continue;

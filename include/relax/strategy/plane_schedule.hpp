@@ -55,15 +55,6 @@ inline bool use_plane_stream_k(std::int64_t tiles, std::int64_t nz, int depth, s
          tiles * nz >= resident * tuning::plane_stream_k_min_warmups * (2 * depth + 1);
 }
 
-//! Whether the chosen stream-K schedule of depth `depth` over `tiles` tiles `nz` planes deep on
-//! `resident` blocks weights its shares (`weighted_plane_shares`): with
-//! `tuning::plane_stream_weighted`, from `tuning::plane_stream_weighted_min_depth` and where a
-//! block's share is at least `tuning::plane_stream_weighted_min_planes` planes.
-inline bool use_weighted_plane_shares(std::int64_t tiles, std::int64_t nz, int depth, std::int64_t resident) {
-  return tuning::plane_stream_weighted && depth >= tuning::plane_stream_weighted_min_depth &&
-         tiles * nz >= resident * tuning::plane_stream_weighted_min_planes;
-}
-
 //! Stream-K's share of block `k` of `blocks`: planes [first, last) of the `planes` of all tiles
 //! (numbered tile by tile). The shares are contiguous, cover every plane once and differ by at
 //! most one plane.
@@ -107,14 +98,27 @@ inline double plane_tile_weight(const PlaneTiling& t, const PlaneTile& tile, std
 }
 
 //! Stream-K's shares for up to `capacity` blocks: block k streams planes [first[k], first[k + 1])
-//! of all tiles (numbered tile by tile, as `plane_share`'s), a kernel parameter.
+//! of all tiles (numbered tile by tile, as `plane_share`'s), a kernel parameter. 256 blocks: one
+//! an SM on every GPU of today (132 on an H200; a block of depth 4 takes an SM's shared memory),
+//! in 2 KiB, which keeps the launch's parameters under 4 KiB. The table had 1024 rows (8 KiB)
+//! until 2026-12-05, when a weighted launch took about twice the host time of an equal-shares
+//! one (an H100: 19.8 µs at 512³ D = 4 against 10.4 at D = 3; `relax_study_plane_balance` prints
+//! both), which the first launch of a batch waits for.
 struct PlaneShareTable {
-  static constexpr int capacity = 1024;
+  static constexpr int capacity = 256;
   std::int64_t first[capacity + 1];
 };
-// A kernel parameter over 4 KiB needs CUDA 12.1 (CMakeLists.txt asks for it); 32764 bytes is the
-// limit there.
-static_assert(sizeof(PlaneShareTable) <= 32764 - 1024, "relax: the share table leaves no room for the other parameters");
+static_assert(sizeof(PlaneShareTable) <= 4096 - 512, "relax: the share table leaves no room under 4 KiB of parameters");
+
+//! Whether the chosen stream-K schedule of depth `depth` over `tiles` tiles `nz` planes deep on
+//! `resident` blocks weights its shares (`weighted_plane_shares`): with
+//! `tuning::plane_stream_weighted`, from `tuning::plane_stream_weighted_min_depth`, where a
+//! block's share is at least `tuning::plane_stream_weighted_min_planes` planes, and where every
+//! resident block has a row in the table (more would leave SMs idle: equal shares then).
+inline bool use_weighted_plane_shares(std::int64_t tiles, std::int64_t nz, int depth, std::int64_t resident) {
+  return tuning::plane_stream_weighted && depth >= tuning::plane_stream_weighted_min_depth &&
+         resident <= PlaneShareTable::capacity && tiles * nz >= resident * tuning::plane_stream_weighted_min_planes;
+}
 
 //! Shares of the planes of all `t.tiles` tiles of an nx × ny × nz box over `blocks` (1 ..
 //! capacity) blocks, equal in modelled cost (`plane_tile_weight`): contiguous, in block order,
