@@ -90,6 +90,7 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
 }
 
 const char* kind(const PlaneTiling& t, const PlaneTile& tile) {
+  if (tile.stacks > 1) return "stacked";
   if (tile.segments > 1) return "folded";
   if (tile.lanes < 32) return "folded1";
   const bool first_x = tile.x0 + t.ghost_columns == 1;
@@ -115,11 +116,14 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
   const Shape g = shape_of(box.u.layout());
   constexpr std::size_t bytes = plane_stream_shared_bytes<T>(D);
   for (bool folding : {false, true}) {
-    const PlaneTiling tiling = plane_tiling(g.nx, g.ny, Lane<T>::width, plane_columns_kept<D, T>, plane_rows_kept<D>,
-                                            plane_ghost_columns<D, T>, D, folding);
-    printf("%lldx%lldx%lld D=%d %s: %lld tiles (%lld x %lld, fold %lld of %d lanes)\n", (long long)nx, (long long)ny,
-           (long long)nz, D, folding ? "folded" : "whole tiles", (long long)tiling.tiles, (long long)tiling.tiles_x,
-           (long long)tiling.tiles_y, (long long)tiling.fold, tiling.lanes);
+    // Folded and stacked as the library tiles (`plane_stream_tiling`), or the plain walk.
+    const PlaneTiling tiling = folding ? plane_stream_tiling<D, T>(g)
+                                       : plane_tiling(g.nx, g.ny, Lane<T>::width, plane_columns_kept<D, T>,
+                                                      plane_rows_kept<D>, plane_ghost_columns<D, T>, D, false);
+    printf("%lldx%lldx%lld D=%d %s: %lld tiles (%lld x %lld, fold %lld of %d lanes, stack %d of %d warps)\n",
+           (long long)nx, (long long)ny, (long long)nz, D, folding ? "folded" : "whole tiles", (long long)tiling.tiles,
+           (long long)tiling.tiles_x, (long long)tiling.tiles_y, (long long)tiling.fold, tiling.lanes, tiling.stack,
+           tiling.stack_warps);
     // Each tile alone, all at once where they fit (twice: the first warms up).
     relax::DeviceBuffer<BlockTime> times(static_cast<std::size_t>(std::max<std::int64_t>(tiling.tiles, 4096)));
     constexpr auto tk = tile_kernel<D, Stencil7<T>, T>;
@@ -135,7 +139,7 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
     // the weighted shares (`plane_tile_weight`) says they cost: where the two part, refit it.
     printf("  one block a tile, all planes (us); by kind: mean, min, max, count; over inner: measured, modelled\n");
     const char* kinds[] = {"inner", "first x", "last x", "first row", "first row, first x", "first row, last x",
-                           "last row", "last row, last x", "folded", "folded1"};
+                           "last row", "last row, last x", "folded", "folded1", "stacked"};
     double inner_us = 0, inner_weight = 0;
     for (const char* k : kinds) {
       double sum = 0, lo = 1e30, hi = 0, weight = 0;

@@ -155,19 +155,23 @@ TEST_CASE("the 3D stream's schedules (segments, stream-K with equal or weighted 
   // rest columns 6 rows of tiles at a time (30 of 32 lanes), then the last 3; 176 × 60 × 5 its 56
   // rest columns 2 at a time (16 lanes each), then a last one alone; 1 × 300 × 4 its one column
   // 10 at a time; 144 × 100 × 7 its 24 rest columns 4 at a time (8 lanes each: the whole warp),
-  // then a last one alone.
+  // then a last one alone. Stacked tiles (the last row of tiles' whole tiles, one above the other
+  // in a block's warps): 250 × 49 at D = 4 (two of 3 warps each, two warps idle), 370 × 30 at
+  // D = 2 (three of 2 warps), 3 and 4 (two of 3 and of 4 warps, and a last tile alone), 370 × 40
+  // at D = 1 and 2.
   const Extents boxes[] = {Extents(33, 17, 5),    Extents(1, 1, 64),     Extents(1, 1, 1),
                            Extents(130, 1, 7),    Extents(250, 49, 61),  Extents(121, 25, 300),
                            Extents(1200, 800, 3), Extents(250, 49, 400), Extents(130, 200, 9),
-                           Extents(176, 60, 5),   Extents(1, 300, 4),    Extents(144, 100, 7)};
+                           Extents(176, 60, 5),   Extents(1, 300, 4),    Extents(144, 100, 7),
+                           Extents(370, 30, 6),   Extents(370, 40, 5)};
   for (const Extents& e : boxes) {
     check_plane_schedules<1>(e);
     check_plane_schedules<2>(e);
     const bool chosen3 = check_plane_schedules<3>(e);
     const bool chosen4 = check_plane_schedules<4>(e);
-    // 250 × 49 × 400 on 132 SMs: 7 tiles of 400 planes at D = 4 (2 whole tiles across 3 rows of
-    // tiles, and their folded last tiles), 2800 >= 132 · 2 · 9; 5 tiles at D = 3, 2000 >= 132 · 2
-    // · 7. The other boxes have fewer than two warm-ups a block.
+    // 250 × 49 × 400 on 132 SMs: 6 tiles of 400 planes at D = 4 (2 whole tiles across 2 rows of
+    // tiles, the last row's 2 stacked in one, and the folded last tiles), 2400 >= 132 · 2 · 9; 5
+    // tiles at D = 3, 2000 >= 132 · 2 · 7. The other boxes have fewer than two warm-ups a block.
     if (relax::current_sm_count() == 132 && e.nz == 400) {
       CHECK(chosen3);
       CHECK(chosen4);

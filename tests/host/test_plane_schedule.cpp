@@ -85,40 +85,69 @@ constexpr TileShape shapes[] = {{4, 120, 24, 4, 4}, {4, 120, 30, 4, 1}, {2, 56, 
 
 }  // namespace
 
-TEST_CASE("the 3D stream's tiles, folded or not, store every point of a plane once", "[plane_schedule]") {
+TEST_CASE("the 3D stream's tiles, folded, stacked or not, store every point of a plane once", "[plane_schedule]") {
   const std::int64_t sizes[][2] = {{1, 1},     {1, 300}, {33, 17},   {130, 200}, {176, 60}, {250, 49}, {121, 25},
-                                   {512, 512}, {480, 96}, {1200, 80}, {57, 1},    {61, 31},  {300, 7},  {768, 100}};
+                                   {512, 512}, {480, 96}, {1200, 80}, {57, 1},    {61, 31},  {300, 7},  {768, 100},
+                                   {370, 30},  {370, 40}, {1000, 5}};
   for (const TileShape& sh : shapes)
     for (const auto& size : sizes)
-      for (bool folding : {true, false}) {
+      for (int form = 0; form < 3; ++form) {  // the plain walk, folded, folded and stacked
+        const bool folding = form > 0;
+        const int rows_per_warp = form == 2 ? 4 : 0;
         const std::int64_t nx = size[0], ny = size[1];
         INFO("nx " << nx << ", ny " << ny << ", width " << sh.width << ", kept " << sh.columns_kept << " x "
-                   << sh.rows_kept << ", folding " << folding);
+                   << sh.rows_kept << ", folding " << folding << ", rows a warp " << rows_per_warp);
         const PlaneTiling t = plane_tiling(nx, ny, sh.width, sh.columns_kept, sh.rows_kept, sh.ghost_columns,
-                                           sh.ghost_rows, folding);
+                                           sh.ghost_rows, folding, rows_per_warp);
         CHECK(t.tiles_x == tile_count(nx, sh.columns_kept));
         CHECK(t.tiles_y == tile_count(ny, sh.rows_kept));
         REQUIRE(t.fold >= 1);
         CHECK(t.fold * t.lanes <= 32);
         if (!folding) CHECK(t.fold == 1);
         if (t.fold == 1) CHECK(t.lanes == 32);
-        CHECK(t.tiles == t.tiles_y * (t.tiles_x - 1) + tile_count(t.tiles_y, t.fold));
+        REQUIRE(t.stack >= 1);
+        if (rows_per_warp == 0) CHECK(t.stack == 1);
+        // Stacked: the segments and their ghost rows fit in the block's warps, at least twice.
+        if (t.stack > 1) {
+          CHECK(t.stack * t.stack_warps <= 8);
+          CHECK(t.stack_warps * 4 >= ny - (t.tiles_y - 1) * sh.rows_kept + 2 * sh.ghost_rows);
+          CHECK(t.stacked == tile_count(t.tiles_x - 1, t.stack));
+        }
+        const std::int64_t unstacked = t.tiles_y * (t.tiles_x - 1) + tile_count(t.tiles_y, t.fold);
+        CHECK(t.tiles == unstacked - (t.stack > 1 ? t.tiles_x - 1 - t.stacked : 0));
         std::vector<int> stored(static_cast<std::size_t>(nx * ny), 0);
-        std::int64_t plain = 0;  // the tile's number in the plain walk, where nothing folds
+        std::int64_t plain = 0, stacks = 0;  // the tile's number in the plain walk, where nothing folds
         for (std::int64_t k = 0; k < t.tiles; ++k) {
           const PlaneTile tile = plane_tile(t, k);
           REQUIRE(tile.segments >= 1);
+          REQUIRE(tile.stacks >= 1);
           CHECK(tile.lanes * tile.segments <= 32);
           CHECK((tile.x0 - 1 + sh.ghost_columns) % sh.width == 0);  // whole vectors from column 1 - ghost
-          if (t.fold == 1) {
+          if (t.fold == 1 && t.stack == 1) {
             CHECK(tile.lanes == 32);
             CHECK(tile.segments == 1);
+            CHECK(tile.stacks == 1);
             CHECK(tile.x0 == plain % t.tiles_x * sh.columns_kept + 1 - sh.ghost_columns);
             CHECK(tile.y0 == plain / t.tiles_x * sh.rows_kept + 1 - sh.ghost_rows);
             ++plain;
           }
           // What the agent stores: a segment's columns from `ghost_columns` to lanes · width −
-          // ghost_columns, its rows from `ghost_rows` for `rows_kept` rows, inside the box.
+          // ghost_columns, its rows from `ghost_rows` for `rows_kept` rows, inside the box; a
+          // stacked segment's columns likewise from x0 + s · columns_kept, its rows from
+          // `ghost_rows` to stack_warps · 4 − ghost_rows.
+          if (k >= t.tiles - t.stacked) stacks += tile.stacks;  // a last one of one segment is a whole tile
+          if (tile.stacks > 1) {
+            CHECK(k >= t.tiles - t.stacked);
+            CHECK(tile.lanes == 32);
+            CHECK(tile.stack_warps == t.stack_warps);
+            for (int s = 0; s < tile.stacks; ++s)
+              for (int local = sh.ghost_columns; local < 32 * sh.width - sh.ghost_columns; ++local)
+                for (int r = sh.ghost_rows; r < tile.stack_warps * 4 - sh.ghost_rows; ++r) {
+                  const std::int64_t c = tile.x0 + s * sh.columns_kept + local, i = tile.y0 + r;
+                  if (c >= 1 && c <= nx && i >= 1 && i <= ny) ++stored[static_cast<std::size_t>((i - 1) * nx + c - 1)];
+                }
+            continue;
+          }
           for (int s = 0; s < tile.segments; ++s)
             for (int local = sh.ghost_columns; local < tile.lanes * sh.width - sh.ghost_columns; ++local)
               for (int r = 0; r < sh.rows_kept; ++r) {
@@ -126,6 +155,7 @@ TEST_CASE("the 3D stream's tiles, folded or not, store every point of a plane on
                 if (c >= 1 && c <= nx && i >= 1 && i <= ny) ++stored[static_cast<std::size_t>((i - 1) * nx + c - 1)];
               }
         }
+        if (t.stack > 1) CHECK(stacks == t.tiles_x - 1);  // every whole tile of the last row, once
         std::int64_t once = 0;
         for (int v : stored) once += v == 1;
         CHECK(once == nx * ny);
@@ -197,6 +227,30 @@ TEST_CASE("the 3D stream folds the narrow last tiles of rows of tiles", "[plane_
   CHECK(plane_tiling(130, 24, 4, 120, 24, 4, 4).fold == 1);   // one row of tiles
 }
 
+TEST_CASE("the 3D stream stacks the short whole tiles of the last row of tiles", "[plane_schedule]") {
+  // 512², D = 4 in float, 8 warps of 4 rows: the last row of tiles stores 8 rows, which with
+  // their 8 ghost rows fill 4 warps, so its four whole tiles stream two to a block: 96 - 2.
+  const PlaneTiling t = plane_tiling(512, 512, 4, 120, 24, 4, 4, true, 4);
+  CHECK(t.fold == 3);
+  CHECK(t.stack == 2);
+  CHECK(t.stack_warps == 4);
+  CHECK(t.stacked == 2);
+  CHECK(t.tiles == 94);
+  // The last group (row 21 alone) keeps only its folded tile; the stacked tiles come last.
+  const PlaneTile folded = plane_tile(t, 91), first = plane_tile(t, 92), second = plane_tile(t, 93);
+  CHECK((folded.x0 == 4 * 120 - 3 && folded.y0 == 21 * 24 - 3 && folded.lanes == 10 && folded.segments == 1));
+  CHECK((first.x0 == -3 && first.y0 == 21 * 24 - 3 && first.stacks == 2 && first.stack_warps == 4));
+  CHECK((second.x0 == 2 * 120 - 3 && second.y0 == 21 * 24 - 3 && second.stacks == 2));
+  CHECK(plane_tile(t, 90).stacks == 1);
+  // Rows left that with their ghost rows need more than half the warps, or one whole tile in the
+  // last row, are not stacked; nor is anything without the rows a warp.
+  CHECK(plane_tiling(512, 520, 4, 120, 24, 4, 4, true, 4).stack == 1);  // 16 rows left: 6 warps
+  CHECK(plane_tiling(250, 520, 4, 120, 24, 4, 4, true, 4).stack == 1);  // 3 columns of tiles
+  CHECK(plane_tiling(370, 49, 4, 120, 24, 4, 4, true, 4).stack == 2);   // 1 row left: 3 warps
+  CHECK(plane_tiling(512, 512, 4, 120, 24, 4, 4, true).stack == 1);
+  CHECK(plane_tiling(512, 512, 4, 120, 24, 4, 4, false, 4).stack == 1);
+}
+
 TEST_CASE("stream-K's weighted shares cover every plane once and are equal in modelled cost", "[plane_schedule]") {
   // 512³ at D = 4 in float (folded: 96 tiles), 768³ (208), a box of a few tiles and few planes,
   // and more blocks than planes.
@@ -208,7 +262,7 @@ TEST_CASE("stream-K's weighted shares cover every plane once and are equal in mo
                         {130, 200, 9, 7},     {1, 1, 3, 132},       {1200, 800, 3, PlaneShareTable::capacity}};
   for (const Case& c : cases) {
     INFO("box " << c.nx << " x " << c.ny << " x " << c.nz << ", blocks " << c.blocks);
-    const PlaneTiling t = plane_tiling(c.nx, c.ny, 4, 120, 24, 4, 4);
+    const PlaneTiling t = plane_tiling(c.nx, c.ny, 4, 120, 24, 4, 4, true, 4);  // stacked where it can
     const int blocks = static_cast<int>(std::min<std::int64_t>(c.blocks, t.tiles * c.nz));
     const PlaneShareTable shares = weighted_plane_shares(t, c.nx, c.ny, c.nz, 4, blocks);
     CHECK(shares.first[0] == 0);
@@ -245,6 +299,14 @@ TEST_CASE("the weights of the 3D stream's tiles: edges cheaper or dearer as meas
   const double last_x = plane_tile_weight(whole, plane_tile(whole, 4 + 5), 512, 512, 4);
   CHECK(last_x < first_x);
   CHECK(last_x == Approx(0.966).epsilon(0.03));
+  // A stacked tile of the last row (two whole tiles of 16 rows each, rows 501..516, 3 of them
+  // beyond the grid's row 513) costs more than an inner tile, but less than the two tiles of the
+  // last row it replaces.
+  const PlaneTiling stacked = plane_tiling(512, 512, 4, 120, 24, 4, 4, true, 4);
+  REQUIRE(plane_tile(stacked, 93).stacks == 2);
+  const double two = plane_tile_weight(stacked, plane_tile(stacked, 93), 512, 512, 4);
+  CHECK(two > 1.0);
+  CHECK(two < 2 * last_row);
 }
 
 TEST_CASE("the chosen stream-K weights its shares at D = 4 where a block's share is long", "[plane_schedule]") {

@@ -154,10 +154,13 @@ void check_forms(const Extents& e, int pieces) {
 TEST_CASE("the 3D plane stream's agent, emulated on the CPU, equals D reference sweeps bit for bit",
           "[plane_stream][emulated]") {
   // Partial tiles on every axis; folded tiles of six segments (130 x 200), of 16-lane segments
-  // (176 x 60), four segments filling the warp (144 x 100); a plane of one column and of one
-  // point; enough planes for the split steps (k − D ≥ 1 and k ≤ nz) at every depth.
+  // (176 x 60), four segments filling the warp (144 x 100); stacked tiles (370 x 30: D = 2, 3, 4,
+  // three, two and two segments; 370 x 40: D = 1, 2; 250 x 49: D = 4, two segments of 3 warps and
+  // two warps of none); a plane of one column and of one point; enough planes for the split steps
+  // (k − D ≥ 1 and k ≤ nz) at every depth.
   const Extents boxes[] = {Extents(33, 17, 5),  Extents(130, 200, 3), Extents(176, 60, 4), Extents(144, 100, 2),
-                           Extents(1, 300, 3),  Extents(5, 17, 23),   Extents(1, 1, 11),   Extents(70, 33, 13)};
+                           Extents(1, 300, 3),  Extents(5, 17, 23),   Extents(1, 1, 11),   Extents(70, 33, 13),
+                           Extents(370, 30, 6), Extents(370, 40, 4),  Extents(250, 49, 5)};
   for (const Extents& e : boxes) {
     check_forms<1, float>(e, 1);
     check_forms<2, float>(e, 2);
@@ -166,6 +169,8 @@ TEST_CASE("the 3D plane stream's agent, emulated on the CPU, equals D reference 
   }
   check_forms<4, double>(Extents(70, 33, 13), 2);
   check_forms<3, double>(Extents(57, 25, 9), 1);
+  check_forms<3, double>(Extents(130, 30, 5), 2);  // stacked: two segments of 3 warps
+  check_forms<4, double>(Extents(130, 30, 5), 1);  // stacked: two segments of 4 warps
   for (const Extents& e : {Extents(70, 33, 21), Extents(33, 17, 5)}) {
     check_forms<1, double>(e, 1);
     check_forms<2, double>(e, 2);

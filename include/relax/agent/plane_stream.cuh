@@ -70,12 +70,12 @@ inline constexpr int plane_ghost_columns = (D + Lane<T>::width - 1) / Lane<T>::w
 template <int D, class T>
 inline constexpr int plane_columns_kept = 32 * Lane<T>::width - 2 * plane_ghost_columns<D, T>;
 
-//! The launched 3D stream's tiling of the box's planes for depth D, folded where that saves
-//! tiles (`agent/plane_tiling.hpp`).
+//! The launched 3D stream's tiling of the box's planes for depth D, folded and stacked where that
+//! saves tiles (`agent/plane_tiling.hpp`).
 template <int D, class T>
 RELAX_HOST_DEVICE inline PlaneTiling plane_stream_tiling(const Shape& g) {
   return plane_tiling(g.nx, g.ny, Lane<T>::width, plane_columns_kept<D, T>, plane_rows_kept<D>,
-                      plane_ghost_columns<D, T>, D);
+                      plane_ghost_columns<D, T>, D, true, plane_rows_per_warp);
 }
 
 //! Shared memory of a block of depth d: the edge rows ([2 parities][d levels][`plane_edge_slots`]
@@ -126,13 +126,18 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
   static_assert(plane_rows_kept<D> >= 1, "relax: the 3D stream's ghost rows leave no row to store");
 
   // The lane's segment of the tile and its place there (a whole tile: one segment of 32 lanes;
-  // lanes past the last segment hold no point), then which of its columns and of its rows lie in
-  // the grid, in its interior, and are stored by this tile.
+  // lanes past the last segment hold no point), the warp's stacked segment and its place there
+  // (a tile not stacked: one of all the warps; warps past the last segment hold no point), then
+  // which of its columns and of its rows lie in the grid, in its interior, and are stored by this
+  // tile.
   const int lanes = Folded ? tile.lanes : 32;
   const int segment = Folded ? lane / lanes : 0, segment_lane = lane - segment * lanes;
-  const bool in_segment = !Folded || segment < tile.segments;
-  const std::int64_t x = tile.x0 + segment_lane * W;
-  const std::int64_t i0 = tile.y0 + segment * plane_rows_kept<D> + warp * RW;  // the warp's first row
+  const bool stacked = Folded && tile.stacks > 1;
+  const int stack_warps = stacked ? tile.stack_warps : NW;  // warps of the warp's stacked segment
+  const int stack = stacked ? warp / stack_warps : 0, stack_warp = warp - stack * stack_warps;
+  const bool in_segment = !Folded || (segment < tile.segments && stack < tile.stacks);
+  const std::int64_t x = tile.x0 + std::int64_t{stack} * plane_columns_kept<D, T> + segment_lane * W;
+  const std::int64_t i0 = tile.y0 + segment * plane_rows_kept<D> + stack_warp * RW;  // the warp's first row
   unsigned col_grid = 0, col_interior = 0, col_stored = 0, row_grid = 0, row_interior = 0, row_stored = 0;
 #pragma unroll
   for (int q = 0; q < W; ++q) {
@@ -145,10 +150,10 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
 #pragma unroll
   for (int r = 0; r < RW; ++r) {
     const std::int64_t i = i0 + r;
-    const int local = warp * RW + r;
+    const int local = stack_warp * RW + r;
     if (i >= 0 && i <= g.ny + 1) row_grid |= 1u << r;
     if (i >= 1 && i <= g.ny) row_interior |= 1u << r;
-    if (i >= 1 && i <= g.ny && local >= D && local < R - D) row_stored |= 1u << r;
+    if (i >= 1 && i <= g.ny && local >= D && local < stack_warps * RW - D) row_stored |= 1u << r;
   }
   const bool stores = row_stored != 0 && col_stored != 0;  // the lane stores points of the tile
   // With `lean`, the masks of what the lane stores are kept in registers: ptxas otherwise derives

@@ -79,22 +79,43 @@ RELAX_HOST_DEVICE inline PlanePiece plane_piece(std::int64_t at, std::int64_t la
 
 //! What a plane of `tile` costs relative to a plane of a tile whose loaded points all lie in the
 //! grid (the model of `tuning::plane_weight_*`), on an nx × ny plane with `width` points a lane.
+//! A stacked tile counts its segments' columns in the grid on average, and its rows outside the
+//! grid (those of warps past its last segment too) over the block's rows.
 inline double plane_tile_weight(const PlaneTiling& t, const PlaneTile& tile, std::int64_t nx, std::int64_t ny,
                                 int width) {
   const std::int64_t rows = t.rows_kept + 2 * t.ghost_rows, columns = std::int64_t{tile.lanes} * width;
-  const std::int64_t first = std::max<std::int64_t>(tile.x0, 0), last = std::min(tile.x0 + columns - 1, nx + 1);
-  const std::int64_t columns_in = last >= first ? (last - first + 1) * tile.segments : 0;
-  std::int64_t rows_out = 0;
-  for (int s = 0; s < tile.segments; ++s) {
-    const std::int64_t y0 = tile.y0 + std::int64_t{s} * t.rows_kept;
-    const std::int64_t in = std::min(y0 + rows - 1, ny + 1) - std::max<std::int64_t>(y0, 0) + 1;
-    rows_out += rows - std::max<std::int64_t>(in, 0);
+  auto columns_of = [&](std::int64_t x0) {  // columns in the grid of a segment loaded from x0
+    const std::int64_t first = std::max<std::int64_t>(x0, 0), last = std::min(x0 + columns - 1, nx + 1);
+    return last >= first ? last - first + 1 : std::int64_t{0};
+  };
+  auto rows_out_of = [&](std::int64_t y0, std::int64_t height) {  // rows outside the grid of one
+    const std::int64_t in = std::min(y0 + height - 1, ny + 1) - std::max<std::int64_t>(y0, 0) + 1;
+    return height - std::max<std::int64_t>(in, 0);
+  };
+  double columns_in = 0, rows_out_fraction = 0;
+  bool ring = false;
+  if (tile.stacks > 1) {
+    const std::int64_t height = std::int64_t{tile.stack_warps} * t.rows_per_warp;
+    std::int64_t rows_out = rows - tile.stacks * height;  // warps past the last segment
+    for (int s = 0; s < tile.stacks; ++s) {
+      const std::int64_t x0 = tile.x0 + std::int64_t{s} * t.columns_kept;
+      columns_in += double(columns_of(x0)) / tile.stacks;
+      rows_out += rows_out_of(tile.y0, height);
+      ring = ring || x0 <= 0 || x0 + columns - 1 >= nx + 1;
+    }
+    rows_out_fraction = double(rows_out) / double(rows);
+  } else {
+    columns_in = double(columns_of(tile.x0) * tile.segments);
+    std::int64_t rows_out = 0;
+    for (int s = 0; s < tile.segments; ++s) rows_out += rows_out_of(tile.y0 + std::int64_t{s} * t.rows_kept, rows);
+    rows_out_fraction = double(rows_out) / double(rows * tile.segments);
+    ring = tile.x0 <= 0 || tile.x0 + columns - 1 >= nx + 1;  // column 0 or nx + 1 in its lanes
   }
-  const bool ring = tile.x0 <= 0 || tile.x0 + columns - 1 >= nx + 1;  // column 0 or nx + 1 in its lanes
   const bool folded = tile.lanes < 32;
-  return (1 - tuning::plane_weight_columns_out * (1 - double(columns_in) / (32.0 * width))) *
-         (1 - tuning::plane_weight_rows_out * double(rows_out) / double(rows * tile.segments)) *
-         (1 + (ring ? tuning::plane_weight_ring_lanes : 0.0)) * (1 + (folded ? tuning::plane_weight_folded : 0.0));
+  return (1 - tuning::plane_weight_columns_out * (1 - columns_in / (32.0 * width))) *
+         (1 - tuning::plane_weight_rows_out * rows_out_fraction) *
+         (1 + (ring ? tuning::plane_weight_ring_lanes : 0.0)) * (1 + (folded ? tuning::plane_weight_folded : 0.0)) *
+         (1 + (tile.stacks > 1 ? tuning::plane_weight_stacked : 0.0));
 }
 
 //! Stream-K's shares for up to `capacity` blocks: block k streams planes [first[k], first[k + 1])

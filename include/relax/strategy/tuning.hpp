@@ -188,6 +188,9 @@ inline constexpr double plane_weight_columns_out = 0.126;
 inline constexpr double plane_weight_rows_out = 0.198;
 inline constexpr double plane_weight_ring_lanes = 0.061;
 inline constexpr double plane_weight_folded = 0.08;
+//! (1 + `plane_weight_stacked` for a stacked tile, `agent/plane_tiling.hpp`.) Not fitted: taken
+//! as a folded tile's until the balance study has timed stacked tiles alone.
+inline constexpr double plane_weight_stacked = 0.08;
 //! Whether the launched stream-K schedule weights its shares (above): from depth
 //! `plane_stream_weighted_min_depth`, where a block's share is at least
 //! `plane_stream_weighted_min_planes` planes. Measured on the H200 (2026-12-05,
