@@ -166,7 +166,7 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
         {plane_stream_resident<kernel, bytes>(D), tiles * g.nz, std::int64_t{PlaneShareTable::capacity}}));
     kernel<<<blocks, block, bytes, stream>>>(
         s, u.origin(), out.origin(), b.origin(), g, tiling,
-        weighted_plane_shares(tiling, g.nx, g.ny, g.nz, Lane<T>::width, blocks));
+        cached_weighted_plane_shares(tiling, g.nx, g.ny, g.nz, Lane<T>::width, blocks));
   } else if (schedule == PlaneSchedule::stream_k || stream_k) {
     const auto blocks = static_cast<unsigned>(std::min(resident, tiles * g.nz));
     plane_stream_k_kernel<D><<<blocks, block, bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, tiling,
