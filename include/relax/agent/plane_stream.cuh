@@ -75,7 +75,7 @@ inline constexpr int plane_columns_kept = 32 * Lane<T>::width - 2 * plane_ghost_
 template <int D, class T>
 RELAX_HOST_DEVICE inline PlaneTiling plane_stream_tiling(const Shape& g) {
   return plane_tiling(g.nx, g.ny, Lane<T>::width, plane_columns_kept<D, T>, plane_rows_kept<D>,
-                      plane_ghost_columns<D, T>, D, true, plane_rows_per_warp);
+                      plane_ghost_columns<D, T>, D, true, tuning::plane_stream_stack ? plane_rows_per_warp : 0);
 }
 
 //! Shared memory of a block of depth d: the edge rows ([2 parities][d levels][`plane_edge_slots`]

@@ -95,6 +95,19 @@ inline constexpr int plane_stream_rows_per_warp = RELAX_TUNING_PLANE_STREAM_ROWS
 #else
 inline constexpr int plane_stream_rows_per_warp = 4;
 #endif
+//! Whether the launched 3D stream stacks the last row of tiles' whole tiles where their rows fit
+//! in half the warps (`agent/plane_tiling.hpp`; 512², D = 4: 94 tiles instead of 96). Measured
+//! only on an H100 (2026-12-05, docs/results/h100/logs/stacked_tiles_and_warmup.txt, with the
+//! warm-up change of the same day): at 512³, D = 4, equal shares 579 G updates/s against 577 for
+//! folding alone; the weighted shares 570 against 578-582 (the H200 fitted the weights, and there
+//! folding gains where on the H100 it loses). `RELAX_TUNING_PLANE_STREAM_STACK=0` turns it off (for
+//! measuring it on the H200).
+#ifdef RELAX_TUNING_PLANE_STREAM_STACK
+inline constexpr bool plane_stream_stack = RELAX_TUNING_PLANE_STREAM_STACK;
+#else
+inline constexpr bool plane_stream_stack = true;
+#endif
+
 //! Whether the 3D stream's edge rows keep a padding slot above the first warp and below the last
 //! (`agent/plane_stream.cuh`). 12 warps of 3 rows fit D = 4 in an H200's shared memory only
 //! without it (222 KiB; 238 with it); the form measured so far (8 × 4) has it.
