@@ -129,7 +129,8 @@ void require_plane_stream_layout(const DeviceGrid<T>& u, const DeviceGrid<T>& ou
 // `depth`) on the current device, its shared memory set first where it needs more than 48 KiB:
 // asked once per device and remembered, since a launch asks on every batch, and a batch of one
 // or two launches (512³ at D = 4) starts its first kernel only after the host's work before it
-// (what that costs was not measured yet: relax_study_plane_balance prints a launch's host time).
+// (relax_study_plane_balance prints a launch's host time by schedule: on an H100 machine 4 to 8 µs
+// at 512³, docs/results/h100/logs/stacked_tiles_and_warmup.txt).
 // A program that resets a device after a launch loses the attribute, and its next launch fails
 // with CUDA's error.
 template <auto Kernel, std::size_t Bytes>

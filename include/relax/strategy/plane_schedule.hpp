@@ -122,9 +122,10 @@ inline double plane_tile_weight(const PlaneTiling& t, const PlaneTile& tile, std
 //! of all tiles (numbered tile by tile, as `plane_share`'s), a kernel parameter. 256 blocks: one
 //! an SM on every GPU of today (132 on an H200; a block of depth 4 takes an SM's shared memory),
 //! in 2 KiB, which keeps the launch's parameters under 4 KiB. The table had 1024 rows (8 KiB)
-//! until 2026-12-05, when a weighted launch took about twice the host time of an equal-shares
-//! one (an H100: 19.8 µs at 512³ D = 4 against 10.4 at D = 3; `relax_study_plane_balance` prints
-//! both), which the first launch of a batch waits for.
+//! until 2026-12-05, and a weighted launch then took 19.8 µs of host time on an H100 machine
+//! (512³, D = 4), which the first launch of a batch waits for; with 2 KiB 13.7, of which 6.4 the
+//! table's arithmetic, and with the table remembered (`cached_weighted_plane_shares`) 4.5, where
+//! an equal-shares launch takes 4.3 to 8.3 (`relax_study_plane_balance` prints them).
 struct PlaneShareTable {
   static constexpr int capacity = 256;
   std::int64_t first[capacity + 1];
