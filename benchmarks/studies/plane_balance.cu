@@ -13,7 +13,8 @@
 // and checks the timed stream-K kernels' output against the library's launch bit for bit. First
 // it times the library's stream-K with shares equal in planes against shares weighted by the
 // model fitted on those tile times (`weighted_plane_shares`), bits compared, and the host time
-// of a launch of each schedule; `--shares` stops there. Built with the benchmarks (relax_study_plane_balance); run it with no arguments.
+// of a launch of each schedule; `--shares` stops there. Built with the benchmarks
+// (relax_study_plane_balance); run it with no arguments.
 #include <relax/domain/device_grid.hpp>
 #include <relax/stencil/stencil7.hpp>
 #include <relax/strategy/column_stream.cuh>
@@ -24,6 +25,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 using namespace relax;
@@ -245,8 +247,9 @@ bool compare_shares(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
     return us / launches;
   };
   printf("  host time a launch (us, mean of %d):", launches);
-  for (auto [name, schedule] : {std::pair{"chosen", PlaneSchedule::chosen}, std::pair{"segments", PlaneSchedule::segments},
-                                std::pair{"stream-K", PlaneSchedule::stream_k}, std::pair{"weighted", PlaneSchedule::weighted}})
+  using Named = std::pair<const char*, PlaneSchedule>;
+  for (auto [name, schedule] : {Named{"chosen", PlaneSchedule::chosen}, Named{"segments", PlaneSchedule::segments},
+                                Named{"stream-K", PlaneSchedule::stream_k}, Named{"weighted", PlaneSchedule::weighted}})
     printf(" %s %.1f", name, host_us([&] { launch_plane_stream<D>(s, box.u, box.got, box.b, nullptr, schedule); }));
   const PlaneTiling tiling = plane_stream_tiling<D, float>(shape_of(box.u.layout()));
   std::int64_t sink = 0;
