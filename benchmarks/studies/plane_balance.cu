@@ -248,9 +248,10 @@ bool compare_shares(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
   };
   printf("  host time a launch (us, mean of %d):", launches);
   using Named = std::pair<const char*, PlaneSchedule>;
-  for (auto [name, schedule] : {Named{"chosen", PlaneSchedule::chosen}, Named{"segments", PlaneSchedule::segments},
-                                Named{"stream-K", PlaneSchedule::stream_k}, Named{"weighted", PlaneSchedule::weighted}})
-    printf(" %s %.1f", name, host_us([&] { launch_plane_stream<D>(s, box.u, box.got, box.b, nullptr, schedule); }));
+  for (const Named& named : {Named{"chosen", PlaneSchedule::chosen}, Named{"segments", PlaneSchedule::segments},
+                             Named{"stream-K", PlaneSchedule::stream_k}, Named{"weighted", PlaneSchedule::weighted}})
+    printf(" %s %.1f", named.first,
+           host_us([&] { launch_plane_stream<D>(s, box.u, box.got, box.b, nullptr, named.second); }));
   const PlaneTiling tiling = plane_stream_tiling<D, float>(shape_of(box.u.layout()));
   std::int64_t sink = 0;
   const double table_us = host_us([&] {
