@@ -245,7 +245,7 @@ TEST_CASE("the 3D stream stacks the short whole tiles of the last row of tiles",
   // Rows left that with their ghost rows need more than half the warps, or one whole tile in the
   // last row, are not stacked; nor is anything without the rows a warp.
   CHECK(plane_tiling(512, 520, 4, 120, 24, 4, 4, true, 4).stack == 1);  // 16 rows left: 6 warps
-  CHECK(plane_tiling(250, 520, 4, 120, 24, 4, 4, true, 4).stack == 1);  // 3 columns of tiles
+  CHECK(plane_tiling(130, 512, 4, 120, 24, 4, 4, true, 4).stack == 1);  // one whole tile in the row
   CHECK(plane_tiling(370, 49, 4, 120, 24, 4, 4, true, 4).stack == 2);   // 1 row left: 3 warps
   CHECK(plane_tiling(512, 512, 4, 120, 24, 4, 4, true).stack == 1);
   CHECK(plane_tiling(512, 512, 4, 120, 24, 4, 4, false, 4).stack == 1);
@@ -314,6 +314,8 @@ TEST_CASE("the launch's weighted shares, remembered, are the table of their tili
           "[plane_schedule]") {
   const PlaneTiling a = plane_tiling(512, 512, 4, 120, 24, 4, 4, true, 4);
   const PlaneTiling b = plane_tiling(768, 768, 4, 120, 24, 4, 4, true, 4);
+  const PlaneTiling unstacked = plane_tiling(512, 512, 4, 120, 24, 4, 4, true);  // the same box, 96 tiles
+  REQUIRE(unstacked.tiles != a.tiles);
   auto same = [](const PlaneShareTable& x, const PlaneShareTable& y, int blocks) {
     return std::equal(x.first, x.first + blocks + 1, y.first);
   };
@@ -327,9 +329,12 @@ TEST_CASE("the launch's weighted shares, remembered, are the table of their tili
                100));
     CHECK(same(cached_weighted_plane_shares(b, 768, 768, 768, 4, 132), weighted_plane_shares(b, 768, 768, 768, 4, 132),
                132));
+    // Only the tiling differs (stacked or not): a table of its own.
+    CHECK(same(cached_weighted_plane_shares(unstacked, 512, 512, 512, 4, 132),
+               weighted_plane_shares(unstacked, 512, 512, 512, 4, 132), 132));
+    CHECK(same(cached_weighted_plane_shares(a, 512, 512, 512, 4, 132), weighted_plane_shares(a, 512, 512, 512, 4, 132),
+               132));
   }
-  const PlaneShareTable& first = cached_weighted_plane_shares(a, 512, 512, 512, 4, 132);
-  CHECK(&cached_weighted_plane_shares(a, 512, 512, 512, 4, 132) == &first);  // the same call: remembered
 }
 
 TEST_CASE("the chosen stream-K weights its shares at D = 4 where a block's share is long", "[plane_schedule]") {

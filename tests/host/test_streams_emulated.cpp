@@ -221,6 +221,10 @@ TEST_CASE("the emulated 3D agent's other forms: checked steps, and the persisten
     check_box<4, false, true, true, float>(e, 2);
     check_box<4, false, false, false, float>(e, 1);  // as `stream_group` / `stream_item` call it
     check_box<2, false, false, false, double>(e, 3);
+    // The loops' form with the split steps (RELAX_TUNING_PLANE_STREAM_SPLIT_LOOPS=1): whole
+    // tiles, the warm-up's checked steps skipping the levels nothing needs.
+    check_box<4, true, false, false, float>(e, 3);
+    check_box<3, true, false, false, double>(e, 2);
   }
 }
 

@@ -281,7 +281,7 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
       // point needs: a plane outside the box, and, in the stream's first 2D steps, level t before
       // step first + 2t (level t of plane p is needed from p = z0 − (D − t), which step p + t
       // computes; the level's value is then the previous level's, which nothing needed reads).
-      // A piece's warm-up so computes D(D + 1) / 2 levels instead of 2D · D. Without the split
+      // A piece's warm-up so computes D(D − 1) levels instead of 2D · D. Without the split
       // every step is checked, and this branch would cost all of them its join.
       if (split && Checked && (p < 1 || p > nz || k < first + 2 * t)) {
 #pragma unroll
