@@ -4,8 +4,8 @@
 // say (the device tests run the forms the launch picks, on the GPU):
 // - the 3D plane stream (`agent/plane_stream.cuh`): each tile streamed by one block, down all
 //   planes or in pieces as stream-K cuts them, the tiles folded or whole, the steps checked or
-//   split, the copies and stores tested or lean (`tuning::plane_stream_lean_io`), the block's
-//   warps taking turns in lockstep and apart (a missing barrier shows in the second);
+//   split, the block's warps taking turns in lockstep and apart (a missing barrier shows in the
+//   second);
 // - the 2D column stream (`agent/column_stream.cuh`): each strip streamed by one warp, down all
 //   rows or in segments, b in registers, read again from global memory, or in a shared ring, and
 //   the residual of the iterate it reads folded as the streamed device loop folds it.
@@ -93,7 +93,7 @@ class StoredPieces {
 
 // D steps of every tile of u's box, each tile's planes cut into `pieces` consecutive pieces of
 // unequal length, each piece one emulated block (the agent's form given by the template flags).
-template <int D, bool Split, bool Folded, bool Lean, class T>
+template <int D, bool Split, bool Folded, class T>
 StoredPieces<T> stream_emulated(const relax::Stencil7<T>& s, const HostGrid<T>& u, const HostGrid<T>& b, int pieces,
                                 relax::testing::Order order, std::int64_t segment_planes = 0) {
   StoredPieces<T> out(u);  // the ring as u's: the agent stores interior points only
@@ -116,7 +116,7 @@ StoredPieces<T> stream_emulated(const relax::Stencil7<T>& s, const HostGrid<T>& 
       std::memset(static_cast<void*>(shared.data()), 0xff, shared.size() * sizeof(Lane<T>));
       out.run([&](T* stored) {
         relax::testing::emulate_block(plane_stream_warps, order, [&](int lane, int warp) {
-          stream_planes<D, Split, Folded, Lean>(s, origin(u), stored, origin(b), g, tile, z0, z1, lane, warp,
+          stream_planes<D, Split, Folded>(s, origin(u), stored, origin(b), g, tile, z0, z1, lane, warp,
                                                 shared.data());
         });
       });
@@ -125,7 +125,7 @@ StoredPieces<T> stream_emulated(const relax::Stencil7<T>& s, const HostGrid<T>& 
   return out;
 }
 
-template <int D, bool Split, bool Folded, bool Lean, class T>
+template <int D, bool Split, bool Folded, class T>
 void check_box(const Extents& e, int pieces) {
   const relax::Stencil7<T> s(0.7);
   HostGrid<T> u(e), b(e);
@@ -134,9 +134,9 @@ void check_box(const Extents& e, int pieces) {
   const HostGrid<T> want = reference_sweeps(s, u, b, D);
   for (auto order : {relax::testing::Order::lockstep, relax::testing::Order::warps_apart}) {
     INFO("box " << e.nx << " x " << e.ny << " x " << e.nz << ", D " << D << ", " << sizeof(T) * 8 << "-bit, split "
-                << Split << ", folded " << Folded << ", lean " << Lean << ", pieces " << pieces << ", warps "
+                << Split << ", folded " << Folded << ", pieces " << pieces << ", warps "
                 << (order == relax::testing::Order::lockstep ? "in lockstep" : "apart"));
-    const StoredPieces<T> got = stream_emulated<D, Split, Folded, Lean>(s, u, b, pieces, order);
+    const StoredPieces<T> got = stream_emulated<D, Split, Folded>(s, u, b, pieces, order);
     INFO("differing points " << relax::testing::count_differences(got.result(), want));
     CHECK(relax::testing::same_bits(got.result(), want));
     CHECK(got.misstored() == 0);
@@ -144,9 +144,8 @@ void check_box(const Extents& e, int pieces) {
 }
 
 template <int D, class T>
-void check_forms(const Extents& e, int pieces) {
-  check_box<D, true, true, false, T>(e, pieces);  // the launched kernels' agent, tested copies
-  check_box<D, true, true, true, T>(e, pieces);   // and lean
+void check_launched(const Extents& e, int pieces) {
+  check_box<D, true, true, T>(e, pieces);  // the launched kernels' agent: split steps, folded tiles
 }
 
 }  // namespace
@@ -162,26 +161,25 @@ TEST_CASE("the 3D plane stream's agent, emulated on the CPU, equals D reference 
                            Extents(1, 300, 3),  Extents(5, 17, 23),   Extents(1, 1, 11),   Extents(70, 33, 13),
                            Extents(370, 30, 6), Extents(370, 40, 4),  Extents(250, 49, 5)};
   for (const Extents& e : boxes) {
-    check_forms<1, float>(e, 1);
-    check_forms<2, float>(e, 2);
-    check_forms<3, float>(e, 3);
-    check_forms<4, float>(e, 2);
+    check_launched<1, float>(e, 1);
+    check_launched<2, float>(e, 2);
+    check_launched<3, float>(e, 3);
+    check_launched<4, float>(e, 2);
   }
-  check_forms<4, double>(Extents(70, 33, 13), 2);
-  check_forms<3, double>(Extents(57, 25, 9), 1);
-  check_forms<3, double>(Extents(130, 30, 5), 2);  // stacked: two segments of 3 warps
-  check_forms<4, double>(Extents(130, 30, 5), 1);  // stacked: two segments of 4 warps
+  check_launched<4, double>(Extents(70, 33, 13), 2);
+  check_launched<3, double>(Extents(57, 25, 9), 1);
+  check_launched<3, double>(Extents(130, 30, 5), 2);  // stacked: two segments of 3 warps
+  check_launched<4, double>(Extents(130, 30, 5), 1);  // stacked: two segments of 4 warps
   for (const Extents& e : {Extents(70, 33, 21), Extents(33, 17, 5)}) {
-    check_forms<1, double>(e, 1);
-    check_forms<2, double>(e, 2);
-    check_forms<3, double>(e, 3);
+    check_launched<1, double>(e, 1);
+    check_launched<2, double>(e, 2);
+    check_launched<3, double>(e, 3);
   }
 }
 
 // The device test's float64 case as it launches it (relax_device_tests, "the 3D stream is exact at
 // every depth"): its data, its stencil, and 7 sweeps as launches of 3, 3 and 1, each launch's
 // result the next one's input.
-template <bool Lean>
 void check_launches_float64() {
   const Extents e(70, 33, 21);
   const relax::Stencil7<double> s(3.0);
@@ -196,35 +194,33 @@ void check_launches_float64() {
     const std::int64_t tiles = plane_stream_tiling<D, double>(g).tiles;
     const std::int64_t planes = tile_count(g.nz, plane_segments(tiles, g.nz, D, 132));
     INFO("D " << D << ": " << tiles << " tiles, segments of " << planes << " planes");
-    return stream_emulated<D, true, true, Lean>(s, got, b, static_cast<int>(tile_count(g.nz, planes)),
+    return stream_emulated<D, true, true>(s, got, b, static_cast<int>(tile_count(g.nz, planes)),
                                                 relax::testing::Order::warps_apart, planes)
         .result();
   };
   for (int d : {3, 3, 1}) {
     want = reference_sweeps(s, want, b, d);
     got = d == 3 ? launch(std::integral_constant<int, 3>{}) : launch(std::integral_constant<int, 1>{});
-    INFO("lean " << Lean << ", after a launch of " << d << ": differing points "
+    INFO("after a launch of " << d << ": differing points "
                  << relax::testing::count_differences(got, want));
     CHECK(relax::testing::same_bits(got, want));
   }
 }
 
 TEST_CASE("the emulated 3D agent in float64, launched as the device test launches it", "[plane_stream][emulated]") {
-  check_launches_float64<false>();
-  check_launches_float64<true>();
+  check_launches_float64();
 }
 
 TEST_CASE("the emulated 3D agent's other forms: checked steps, and the persistent loops' whole tiles",
           "[plane_stream][emulated]") {
   for (const Extents& e : {Extents(33, 17, 13), Extents(130, 50, 11)}) {
-    check_box<4, false, true, false, float>(e, 2);  // every step checked
-    check_box<4, false, true, true, float>(e, 2);
-    check_box<4, false, false, false, float>(e, 1);  // as `stream_group` / `stream_item` call it
-    check_box<2, false, false, false, double>(e, 3);
+    check_box<4, false, true, float>(e, 2);   // every step checked
+    check_box<4, false, false, float>(e, 1);  // as `stream_group` / `stream_item` call it
+    check_box<2, false, false, double>(e, 3);
     // The loops' form with the split steps (RELAX_TUNING_PLANE_STREAM_SPLIT_LOOPS=1): whole
     // tiles, the warm-up's checked steps skipping the levels nothing needs.
-    check_box<4, true, false, false, float>(e, 3);
-    check_box<3, true, false, false, double>(e, 2);
+    check_box<4, true, false, float>(e, 3);
+    check_box<3, true, false, double>(e, 2);
   }
 }
 

@@ -104,12 +104,8 @@ __device__ __forceinline__ void for_each_level(F&& f) {
 //! `plane_stream_shared_bytes<T>(D)` of shared memory. u is read through L2 only, so a caller may
 //! write it between calls (the device loop does). `Split`: `tuning::plane_stream_split`, which
 //! see. `Folded` false: `tile` is whole (one segment of 32 lanes), which the code then takes as
-//! constants (the persistent loops, whose kernels are as before folding came in). `Lean`: how the
-//! copies and stores find their addresses, `tuning::plane_stream_lean_io`, which see (the
-//! persistent loops pass false: at 255 registers their kernels would spill more with it, 108 ->
-//! 128 bytes in float32's).
-template <int D, bool Split = tuning::plane_stream_split, bool Folded = true, bool Lean = tuning::plane_stream_lean_io,
-          class S, class T>
+//! constants (the persistent loops, whose kernels are as before folding came in).
+template <int D, bool Split = tuning::plane_stream_split, bool Folded = true, class S, class T>
 __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restrict__ out,
                                               const T* __restrict__ b, const Shape& g, const PlaneTile& tile,
                                               std::int64_t z0, std::int64_t z1, int lane, int warp,
@@ -122,7 +118,6 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
   constexpr int slots = D + 2;
   constexpr unsigned whole = (1u << W) - 1;
   constexpr bool split = Split;
-  constexpr bool lean = Lean;
   static_assert(plane_rows_kept<D> >= 1, "relax: the 3D stream's ghost rows leave no row to store");
 
   // The lane's segment of the tile and its place there (a whole tile: one segment of 32 lanes;
@@ -155,10 +150,6 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
     if (i >= 1 && i <= g.ny) row_interior |= 1u << r;
     if (i >= 1 && i <= g.ny && local >= D && local < stack_warps * RW - D) row_stored |= 1u << r;
   }
-  const bool stores = row_stored != 0 && col_stored != 0;  // the lane stores points of the tile
-  // With `lean`, the masks of what the lane stores are kept in registers: ptxas otherwise derives
-  // each row's test again from the row's index at every store (about 7 instructions a row).
-  if constexpr (lean) asm volatile("" : "+r"(row_stored), "+r"(col_stored));
   // The lanes holding points outside the interior (the ring and beyond): those points keep their
   // value, which the lanes restore after each level.
   unsigned keeps = 0;  // bit r·W + q: the lane's point (r, q) is outside the interior
@@ -173,15 +164,6 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
   const int kz0 = static_cast<int>(z0), kz1 = static_cast<int>(z1);
   // Rows of plane k the lane copies: u where row and column are in the grid, b where interior.
   const unsigned u_rows = col_grid != 0 ? row_grid : 0u, b_rows = col_interior != 0 ? row_interior : 0u;
-  // With `lean`: where the lane's copies read row r of a plane, and where it stores it, in
-  // bytes from the plane's point (0, 0) (`plane_read_offset`).
-  std::int64_t row_bytes[RW];
-  if constexpr (lean) {
-#pragma unroll
-    for (int r = 0; r < RW; ++r)
-      row_bytes[r] = plane_read_offset(g.nx, g.ny, g.pitch, W, i0 + r, x) * static_cast<std::int64_t>(sizeof(T));
-  }
-  const std::int64_t plane_bytes = g.plane * static_cast<std::int64_t>(sizeof(T));
 
   Lane<T>* const edges = shared;
   constexpr int ES = plane_edge_slots;
@@ -198,41 +180,25 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
     }
   };
   // Plane k of u into the staging rows, then its b into ring slot `slot`: two groups of copies,
-  // so a step can wait for u alone. Without `lean`, each copy is tested: zeros where the point
-  // lies outside the grid (u) or the interior (b). With it, every copy reads, from the row, vector
-  // and plane clamped into the grid (`plane_read_offset`, `plane_read_index`): a point outside
-  // the grid receives a copy of a point of the ring or the interior instead of a zero, and keeps
-  // it, as every point outside the interior does (so it reaches no interior point), and b
-  // outside the interior only enters updates that are dropped.
+  // so a step can wait for u alone. Each copy is tested: zeros where the point lies outside the
+  // grid (u) or the interior (b).
   const T* const u_lane = u + base;
   const T* const b_lane = b + base;
   auto fetch = [&](int k, int slot) {
-    if constexpr (lean) {
-      const std::int64_t at = plane_read_index(k, nz) * plane_bytes;
-      const char* const u_bytes = reinterpret_cast<const char*>(u);
-      const char* const b_bytes = reinterpret_cast<const char*>(b);
+    const std::int64_t at = k * g.plane;
+    const unsigned u_read = k >= 0 && k <= nz + 1 ? u_rows : 0u, b_read = k >= 1 && k <= nz ? b_rows : 0u;
 #pragma unroll
-      for (int r = 0; r < RW; ++r) copy_async_16(staged + 32 * r, u_bytes + at + row_bytes[r], true);
-      commit_copies();
-#pragma unroll
-      for (int r = 0; r < RW; ++r) copy_async_16(ring + (slot * R + r) * 32, b_bytes + at + row_bytes[r], true);
-      commit_copies();
-    } else {
-      const std::int64_t at = k * g.plane;
-      const unsigned u_read = k >= 0 && k <= nz + 1 ? u_rows : 0u, b_read = k >= 1 && k <= nz ? b_rows : 0u;
-#pragma unroll
-      for (int r = 0; r < RW; ++r) {
-        const bool read = u_read >> r & 1u;
-        copy_async_16(staged + 32 * r, read ? u_lane + at + r * g.pitch : u + 1, read);
-      }
-      commit_copies();
-#pragma unroll
-      for (int r = 0; r < RW; ++r) {
-        const bool read = b_read >> r & 1u;
-        copy_async_16(ring + (slot * R + r) * 32, read ? b_lane + at + r * g.pitch : b + 1, read);
-      }
-      commit_copies();
+    for (int r = 0; r < RW; ++r) {
+      const bool read = u_read >> r & 1u;
+      copy_async_16(staged + 32 * r, read ? u_lane + at + r * g.pitch : u + 1, read);
     }
+    commit_copies();
+#pragma unroll
+    for (int r = 0; r < RW; ++r) {
+      const bool read = b_read >> r & 1u;
+      copy_async_16(ring + (slot * R + r) * 32, read ? b_lane + at + r * g.pitch : b + 1, read);
+    }
+    commit_copies();
   };
   // The global index of the lane's point (p, r, q), clamped into the box: the update of a point
   // outside the interior is computed and then dropped, and must not read outside a coefficient
@@ -332,22 +298,6 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
         edge(parity, t, warp, 1) = next[RW - 1];
 #pragma unroll
         for (int r = 0; r < RW; ++r) fresh[r] = next[r];
-      } else if constexpr (lean) {  // level D of plane k − D, at `row_bytes` (a stored row's own place)
-        if (p >= kz0 && p < kz1 && stores != 0) {
-          char* const at = reinterpret_cast<char*>(out) + p * plane_bytes;
-          if (col_stored == whole) {
-#pragma unroll
-            for (int r = 0; r < RW; ++r)
-              if (row_stored >> r & 1u) *reinterpret_cast<Lane<T>*>(at + row_bytes[r]) = next[r];
-          } else {
-#pragma unroll
-            for (int r = 0; r < RW; ++r)
-#pragma unroll
-              for (int q = 0; q < W; ++q)
-                if ((row_stored >> r & col_stored >> q & 1u) != 0)
-                  reinterpret_cast<T*>(at + row_bytes[r])[q] = next[r].v[q];
-          }
-        }
       } else if (p >= kz0 && p < kz1 && row_stored != 0 && col_stored != 0) {  // level D of plane k − D
         T* const at = out + p * g.plane + base;
 #pragma unroll

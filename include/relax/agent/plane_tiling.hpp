@@ -126,23 +126,4 @@ RELAX_HOST_DEVICE inline PlaneTile plane_tile(const PlaneTiling& t, std::int64_t
           static_cast<int>(rows)};
 }
 
-//! Where a lane of the 3D stream whose vector starts at column `x` (a multiple of `width` plus
-//! one) reads row `i` of a plane, with `tuning::plane_stream_lean_io`: the offset, in points
-//! from the plane's point (0, 0) in rows of `pitch` points, of the row clamped into the grid
-//! (0 .. ny + 1) and of the vector clamped into its row (from the vector holding column 0 to the
-//! one holding column nx + 1). So every read lies in the box's storage (`GridLayout::of`: the lead
-//! before column 0 and the padding after column nx + 1 hold those two vectors whole), and a row and
-//! vector of the grid are read at their own place.
-RELAX_HOST_DEVICE inline std::int64_t plane_read_offset(std::int64_t nx, std::int64_t ny, std::int64_t pitch, int width,
-                                                        std::int64_t i, std::int64_t x) {
-  const std::int64_t x_last = 1 + nx / width * width;  // the vector holding column nx + 1
-  const std::int64_t column = x < 1 - width ? 1 - width : x > x_last ? x_last : x;
-  const std::int64_t row = i < 0 ? 0 : i > ny + 1 ? ny + 1 : i;
-  return row * pitch + column;
-}
-
-//! The plane the 3D stream reads for its plane k, with `tuning::plane_stream_lean_io`: k
-//! clamped into the grid (0 .. nz + 1).
-RELAX_HOST_DEVICE inline int plane_read_index(int k, int nz) { return k < 0 ? 0 : k > nz + 1 ? nz + 1 : k; }
-
 }  // namespace relax::detail

@@ -403,7 +403,7 @@ __device__ __forceinline__ void stream_group(const S& s, const T* u, T* out, con
     const std::int64_t tiles_x = tile_count(g.nx, plane_columns_kept<d, T>);
     const std::int64_t x0 = group % tiles_x * plane_columns_kept<d, T> + 1 - plane_ghost_columns<d, T>;
     const std::int64_t r0 = group / tiles_x * plane_rows_kept<d> + 1 - d;
-    stream_planes<d, tuning::plane_stream_split_loops, false, false>(s, u, out, b, g, PlaneTile{x0, r0, 32, 1}, y0,
+    stream_planes<d, tuning::plane_stream_split_loops, false>(s, u, out, b, g, PlaneTile{x0, r0, 32, 1}, y0,
                                                                      y1, threadIdx.x, threadIdx.y, queue);
     __syncthreads();  // the next item refills the queue
   }
@@ -467,7 +467,7 @@ __device__ __forceinline__ void stream_item(const S& s, const T* u, T* out, cons
     const std::int64_t x0 = item % tiles_x * plane_columns_kept<d, T> + 1 - plane_ghost_columns<d, T>;
     const std::int64_t y0 = item / tiles_x % tiles_y * plane_rows_kept<d> + 1 - d;
     const std::int64_t z0 = item / (tiles_x * tiles_y) * split + 1;
-    stream_planes<d, tuning::plane_stream_split_loops, false, false>(s, u, out, b, g, PlaneTile{x0, y0, 32, 1}, z0,
+    stream_planes<d, tuning::plane_stream_split_loops, false>(s, u, out, b, g, PlaneTile{x0, y0, 32, 1}, z0,
                                                                      min(z0 + split, g.nz + 1), threadIdx.x,
                                                                      threadIdx.y, queue);
     __syncthreads();  // the next item refills the queue

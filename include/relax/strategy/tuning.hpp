@@ -148,26 +148,18 @@ inline constexpr bool plane_stream_split_loops = RELAX_TUNING_PLANE_STREAM_SPLIT
 inline constexpr bool plane_stream_split_loops = false;
 #endif
 
-//! `TemporalBlock<D, ColumnStream>` in 3D, launched: whether a lane's copies and stores
-//! (`agent/plane_stream.cuh`, the `Lean` form of `stream_planes`) take their addresses from
-//! offsets of its rows computed once, reading rows, vectors and planes clamped into the grid
-//! (`plane_read_offset`, `plane_read_index`) with no test a copy, instead of each copy tested
-//! against the grid and each store's row tested again from its index. Fewer instructions (static
-//! counts, float32, D = 4, `plane_stream_w_kernel`, CUDA 13.0, sm_90: the common code of its four
-//! steps 1257, 888, 859, 786 -> 966, 788, 752, 683; 237 -> 229 registers), bit-identical to the
-//! reference in the host tests' emulated thread block (tests/host/test_streams_emulated.cpp, float
-//! and double, every depth). But on a GPU (an H100, 2026-12-05; docs/performance-notes.md, "The
-//! lean copies on a GPU"): slower, float32 512³ D = 4 stream-K 578.2 -> 426.8 G updates/s in the
-//! study relax_study_plane_balance (768³: 607.8 -> 589.1; D = 3: 464.8 -> 410.8; inner tiles 8.7%
-//! faster, the last column of tiles, whose lanes beyond the grid all copy the row's last vector,
-//! 21-43% slower, and the weighted shares' model fitted without that), and wrong in
-//! float64 (the device test "the 3D stream is exact at every depth": 70 × 33 × 21, 7 sweeps at
-//! D = 3, every interior point differs), which the emulation does not reproduce, cause not found.
-//! So off, and refused at compile time: a program cannot build it into its launches.
-#if defined(RELAX_TUNING_PLANE_STREAM_LEAN_IO) && RELAX_TUNING_PLANE_STREAM_LEAN_IO
-#error "relax: RELAX_TUNING_PLANE_STREAM_LEAN_IO=1 ran float64 wrong on a GPU (see strategy/tuning.hpp)"
+//! `RELAX_TUNING_PLANE_STREAM_LEAN_IO` is gone: the 3D stream's copies and stores from offsets
+//! of a lane's rows computed once, reading rows, vectors and planes clamped into the grid with no
+//! test a copy, had fewer instructions (common code of the four steps of `plane_stream_w_kernel`,
+//! float32, D = 4: 1257, 888, 859, 786 -> 966, 788, 752, 683) and were bit-identical in the host
+//! tests' emulated block, but on a GPU (an H100, 2026-12-05; docs/performance-notes.md, "The lean
+//! copies on a GPU") slower (512³ D = 4 stream-K 578.2 -> 426.8 G updates/s) and wrong in float64
+//! (70 × 33 × 21, 7 sweeps at D = 3), cause not found. The form is in the history: the `Lean`
+//! parameter of `stream_planes`, last at commit 2ccb2a9. Asking for it is an error rather than
+//! silently nothing.
+#if defined(RELAX_TUNING_PLANE_STREAM_LEAN_IO)
+#error "relax: RELAX_TUNING_PLANE_STREAM_LEAN_IO was removed (it ran float64 wrong on a GPU; see strategy/tuning.hpp)"
 #endif
-inline constexpr bool plane_stream_lean_io = false;
 
 //! `TemporalBlock<D, ColumnStream>` in 3D, launched (`launch_plane_stream`): from depth
 //! `plane_stream_k_min_depth`, and where each resident block's share of the planes is at least
