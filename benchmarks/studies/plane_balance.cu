@@ -27,6 +27,7 @@
 #include <cstring>
 #include <utility>
 #include <vector>
+#include <cstdlib>
 
 using namespace relax;
 using namespace relax::detail;
@@ -89,6 +90,133 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
     at += piece.z1 - piece.z0;
   }
   if (threadIdx.x == 0 && threadIdx.y == 0) times[blockIdx.x] = {start, global_ns(), sm_id(), pieces, first, last};
+}
+
+// A piece of a schedule given as a list: tile `tile`, planes [z0, z1) counted from 1.
+struct Piece {
+  long long tile;
+  int z0, z1;
+};
+
+// Block k streams pieces [offsets[k], offsets[k + 1]) of `pieces`, in order.
+template <int D, class S, class T>
+__global__ void __launch_bounds__(32 * plane_stream_warps, 1)
+    pieces_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
+                  PlaneTiling tiling, const Piece* __restrict__ pieces, const int* __restrict__ offsets,
+                  BlockTime* times) {
+  extern __shared__ __align__(16) unsigned char queue_bytes[];
+  __syncthreads();
+  const unsigned long long start = global_ns();
+  const int first = offsets[blockIdx.x], last = offsets[blockIdx.x + 1];
+  for (int i = first; i < last; ++i) {
+    const Piece p = pieces[i];
+    stream_planes<D>(s, u, out, b, g, plane_tile(tiling, p.tile), p.z0, p.z1, threadIdx.x, threadIdx.y,
+                     reinterpret_cast<Lane<T>*>(queue_bytes));
+  }
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0)
+    times[blockIdx.x] = {start, global_ns(), sm_id(), last - first, first < last ? pieces[first].tile : -1,
+                         first < last ? pieces[last - 1].tile : -1};
+}
+
+// Heads and tails (where tiles <= blocks): the first `tiles` blocks each stream one tile from
+// plane 1, all at once, so vertical neighbours stream the same planes together and their common
+// ghost rows come from L2 (the alignment that whole tiles get by chance at 512^3 on 132 blocks);
+// the other blocks share out the tails of all tiles, stream-K, in tile order. Costs are in inner
+// tile planes: a tile's plane weighs `plane_tile_weight` (1 where `weighted` is false), and each
+// piece after a block's first costs `overhead` planes more (its warm-up). Heads get C planes' cost
+// and tails C - k * overhead, k the tails' extra pieces a block, so both finish together.
+struct Schedule {
+  std::vector<Piece> pieces;
+  std::vector<int> offsets;
+};
+// The schedule for a head cost `head`, and the cost of its last tail block (which takes what is
+// left): `heads_and_tails` searches for the head cost at which the two agree.
+Schedule heads_and_tails_at(const PlaneTiling& t, const Shape& g, const std::vector<double>& w, int blocks,
+                            double head, double overhead, bool rounds, double* last_cost) {
+  const std::int64_t tiles = t.tiles, nz = g.nz;
+  const int tails = blocks - static_cast<int>(tiles);
+  Schedule s;
+  std::vector<std::int64_t> heads(static_cast<std::size_t>(tiles));
+  double sum = 0;  // heads rounded so that their planes add up to the sum of head / w, rounded
+  for (std::int64_t k = 0; k < tiles; ++k) {
+    const double before = sum;
+    sum += head / w[k];
+    heads[k] = std::min<std::int64_t>(nz, std::llround(sum) - std::llround(before));
+    s.offsets.push_back(static_cast<int>(s.pieces.size()));
+    s.pieces.push_back({k, 1, static_cast<int>(heads[k]) + 1});
+  }
+  // Each piece costs its planes and `overhead` planes (its warm-up); a head is one piece, so a
+  // tail block has `head + overhead` to spend.
+  std::vector<std::vector<Piece>> mine(static_cast<std::size_t>(tails));
+  std::vector<double> left(static_cast<std::size_t>(tails), head + overhead);
+  auto cost = [&](std::int64_t k, std::int64_t planes) { return w[k] * double(planes + overhead); };
+  std::int64_t k = 0;
+  if (rounds)  // whole tails round by round: tail block j takes tails j, j + tails, ...
+    for (; k + tails <= tiles; k += tails) {
+      bool fits = true;
+      for (int j = 0; j < tails; ++j) fits = fits && cost(k + j, nz - heads[k + j]) <= left[j];
+      if (!fits) break;
+      for (int j = 0; j < tails; ++j) {
+        mine[j].push_back({k + j, static_cast<int>(heads[k + j]) + 1, static_cast<int>(nz) + 1});
+        left[j] -= cost(k + j, nz - heads[k + j]);
+      }
+    }
+  // The rest in tile order, each block taking what it has left (the last block all of it).
+  std::int64_t z = k < tiles ? heads[k] + 1 : nz + 1;
+  for (int j = 0; j < tails; ++j) {
+    const bool last = j + 1 == tails;
+    double& want = left[j];
+    while (k < tiles && (last || want > (overhead + 0.5) * w[k])) {
+      if (z > nz) {
+        if (++k < tiles) z = heads[k] + 1;
+        continue;
+      }
+      const std::int64_t planes =
+          last ? nz + 1 - z
+               : std::min<std::int64_t>(nz + 1 - z,
+                                        std::max<std::int64_t>(1, std::llround(want / w[k] - overhead)));
+      mine[j].push_back({k, static_cast<int>(z), static_cast<int>(z + planes)});
+      z += planes;
+      want -= cost(k, planes);
+    }
+  }
+  *last_cost = head + overhead - left[tails - 1];
+  for (const std::vector<Piece>& m : mine) {
+    s.offsets.push_back(static_cast<int>(s.pieces.size()));
+    s.pieces.insert(s.pieces.end(), m.begin(), m.end());
+  }
+  s.offsets.push_back(static_cast<int>(s.pieces.size()));
+  return s;
+}
+
+Schedule heads_and_tails(const PlaneTiling& t, const Shape& g, int blocks, bool weighted, double overhead,
+                         bool rounds) {
+  const std::int64_t tiles = t.tiles, nz = g.nz;
+  if (blocks <= tiles) return {};
+  std::vector<double> w(static_cast<std::size_t>(tiles), 1.0);
+  if (weighted)
+    for (std::int64_t k = 0; k < tiles; ++k) w[k] = plane_tile_weight(t, plane_tile(t, k), g.nx, g.ny, Lane<float>::width);
+  double total = 0;
+  for (double x : w) total += x * double(nz);
+  // The head cost at which the last tail block costs what a head does (its cost falls as the
+  // heads grow).
+  double lo = 0.5 * total / blocks, hi = 2.0 * total / blocks, last = 0;
+  for (int i = 0; i < 50; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    heads_and_tails_at(t, g, w, blocks, mid, overhead, rounds, &last);
+    (last > mid + overhead ? lo : hi) = mid;
+  }
+  Schedule s = heads_and_tails_at(t, g, w, blocks, hi, overhead, rounds, &last);
+  // Every plane of every tile once.
+  std::vector<std::int64_t> covered(static_cast<std::size_t>(tiles), 0);
+  for (const Piece& p : s.pieces) covered[p.tile] += p.z1 - p.z0;
+  for (std::int64_t c : covered)
+    if (c != nz) {
+      printf("heads_and_tails: a tile covered %lld planes of %lld\n", (long long)c, (long long)nz);
+      std::exit(1);
+    }
+  return s;
 }
 
 const char* kind(const PlaneTiling& t, const PlaneTile& tile) {
@@ -212,6 +340,73 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
                kind(tiling, plane_tile(tiling, b.first_tile)), kind(tiling, plane_tile(tiling, b.last_tile)));
       }
     }
+    // Vertical neighbours at the same planes (the thirteenth session's hypothesis): with whole
+    // tiles at 512^3 and 132 blocks, six equal shares are five tiles (a row of tiles), so the
+    // block six on streams the tile below at the same planes and their common ghost rows come
+    // from L2. One or two blocks fewer break that; they should cost 0.8% and 1.5% of the speed
+    // (fewer SMs) if the alignment does not matter.
+    for (int fewer = 0; fewer <= 2; ++fewer) {
+      const int k = blocks - fewer;
+      const double share = double(tiling.tiles * g.nz) / k;
+      const double row = double(tiling.tiles_x * g.nz) / share;  // shares a row of tiles (whole tiles)
+      box.reset();
+      float best = 1e30f;
+      for (int round = 0; round < 3; ++round) {
+        const float ms = study::time_ms(1, [&] {
+          sk<<<k, dim3(32, plane_stream_warps), bytes>>>(s, box.u.origin(), box.got.origin(), box.b.origin(), g,
+                                                        tiling, tiling.tiles * g.nz, false, table, times.data());
+          RELAX_CUDA_CHECK_LAUNCH();
+        });
+        best = std::min(best, ms);
+      }
+      printf("  stream-K equal shares on %d blocks (%.2f planes each, a row of tiles = %.3f shares): %.1f us, "
+             "%.1f G/s; differing %lld\n",
+             k, share, row, best * 1e3, double(nx) * ny * nz * D / best / 1e6, (long long)box.differing());
+    }
+    // Heads and tails (`heads_and_tails`): vertical neighbours aligned on purpose, folded or not.
+    struct Variant {
+      bool weighted;
+      double overhead;
+      bool rounds;
+    };
+    for (const Variant v : {Variant{false, 0.0, false}, Variant{true, 0.0, false}, Variant{true, 2.0 * D, false},
+                            Variant{true, 4.0 * D, false}, Variant{true, 2.0 * D, true}, Variant{true, 4.0 * D, true}}) {
+      const Schedule sched = heads_and_tails(tiling, g, blocks, v.weighted, v.overhead, v.rounds);
+      if (sched.pieces.empty()) {
+        printf("  heads and tails: %lld tiles on %d blocks, no tails\n", (long long)tiling.tiles, blocks);
+        break;
+      }
+      relax::DeviceBuffer<Piece> pieces(sched.pieces.size());
+      relax::DeviceBuffer<int> offsets(sched.offsets.size());
+      RELAX_CUDA_CHECK(cudaMemcpy(pieces.data(), sched.pieces.data(), sched.pieces.size() * sizeof(Piece),
+                                  cudaMemcpyHostToDevice));
+      RELAX_CUDA_CHECK(cudaMemcpy(offsets.data(), sched.offsets.data(), sched.offsets.size() * sizeof(int),
+                                  cudaMemcpyHostToDevice));
+      constexpr auto pk = pieces_kernel<D, Stencil7<T>, T>;
+      plane_stream_resident<pk, bytes>(D);
+      box.reset();
+      float best = 1e30f;
+      for (int round = 0; round < 3; ++round) {
+        const float ms = study::time_ms(1, [&] {
+          pk<<<blocks, dim3(32, plane_stream_warps), bytes>>>(s, box.u.origin(), box.got.origin(), box.b.origin(), g,
+                                                             tiling, pieces.data(), offsets.data(), times.data());
+          RELAX_CUDA_CHECK_LAUNCH();
+        });
+        best = std::min(best, ms);
+      }
+      h = fetch(times, static_cast<std::size_t>(blocks));
+      double head_sum = 0, tail_sum = 0, lo = 1e30, hi = 0;
+      for (int k = 0; k < blocks; ++k) {
+        const double us = (h[k].end - h[k].start) / 1e3;
+        (k < tiling.tiles ? head_sum : tail_sum) += us;
+        lo = std::min(lo, us), hi = std::max(hi, us);
+      }
+      printf("  heads and tails (%s%s, piece overhead %.0f planes): %zu pieces, %.1f us, %.1f G/s; head blocks mean "
+             "%.1f us, tail blocks %.1f, min %.1f, max %.1f; differing %lld\n",
+             v.weighted ? "weighted" : "equal", v.rounds ? ", tails in rounds" : "", v.overhead, sched.pieces.size(), best * 1e3,
+             double(nx) * ny * nz * D / best / 1e6, head_sum / double(tiling.tiles),
+             tail_sum / double(blocks - tiling.tiles), lo, hi, (long long)box.differing());
+    }
   }
 }
 
@@ -270,6 +465,11 @@ int main(int argc, char** argv) {
   RELAX_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
   bool same = true;
+  if (argc > 1 && std::strcmp(argv[1], "--aligned") == 0) {  // the 512^3 boxes only
+    study_box<4>(512, 512, 512);
+    study_box<3>(512, 512, 512);
+    return 0;
+  }
   for (auto e : {Extents(512, 512, 512), Extents(768, 768, 768), Extents(256, 256, 256), Extents(333, 200, 100)})
     same = compare_shares<4>(e.nx, e.ny, e.nz) && same;
   same = compare_shares<3>(512, 512, 512) && same;
