@@ -23,7 +23,10 @@
       relax::Stencil7<T>, const T*, T*, const T*, relax::detail::Shape, relax::detail::PlaneTiling, std::int64_t); \
   template __global__ void relax::detail::plane_stream_w_kernel<D, relax::Stencil7<T>, T>(                      \
       relax::Stencil7<T>, const T*, T*, const T*, relax::detail::Shape, relax::detail::PlaneTiling,              \
-      const relax::detail::PlaneShareTable);
+      const relax::detail::PlaneShareTable);                                                                    \
+  template __global__ void relax::detail::plane_stream_h_kernel<D, relax::Stencil7<T>, T>(                      \
+      relax::Stencil7<T>, const T*, T*, const T*, relax::detail::Shape, relax::detail::PlaneTiling,              \
+      const relax::detail::PlaneHeadsTable);
 RELAX_PLANE_STREAM_KERNELS(1, float)
 RELAX_PLANE_STREAM_KERNELS(2, float)
 RELAX_PLANE_STREAM_KERNELS(3, float)

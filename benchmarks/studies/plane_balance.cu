@@ -10,11 +10,15 @@
 // - every block of the library's stream-K schedule (the same shares and pieces as
 //   `plane_stream_k_kernel`), with the tiles its pieces cover, and of its weighted shares
 //   (`plane_stream_w_kernel`'s), with the mean time of the blocks of one piece, two and more;
-// and checks the timed stream-K kernels' output against the library's launch bit for bit. First
-// it times the library's stream-K with shares equal in planes against shares weighted by the
-// model fitted on those tile times (`weighted_plane_shares`), bits compared, and the host time
-// of a launch of each schedule; `--shares` stops there. Built with the benchmarks
-// (relax_study_plane_balance); run it with no arguments.
+// - stream-K's equal shares on one and two blocks fewer than resident (whether vertical
+//   neighbours streamed at the same planes matter: with whole tiles at 512^3 on 132 blocks six
+//   shares are a row of tiles), and heads and tails (`PlaneHeadsTable`), which lines them up on
+//   purpose, in the library's form and others (equal or weighted, a piece's overhead, rounds);
+// and checks the timed kernels' output against the library's launch bit for bit. First it times
+// the library's stream-K with shares equal in planes, weighted by the model fitted on those tile
+// times (`weighted_plane_shares`), and heads and tails, bits compared, and the host time of a
+// launch of each schedule; `--shares` stops there, `--aligned` runs only the 512^3 boxes' part
+// after it. Built with the benchmarks (relax_study_plane_balance); run it with no arguments.
 #include <relax/domain/device_grid.hpp>
 #include <relax/stencil/stencil7.hpp>
 #include <relax/strategy/column_stream.cuh>
@@ -27,7 +31,6 @@
 #include <cstring>
 #include <utility>
 #include <vector>
-#include <cstdlib>
 
 using namespace relax;
 using namespace relax::detail;
@@ -92,131 +95,27 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
   if (threadIdx.x == 0 && threadIdx.y == 0) times[blockIdx.x] = {start, global_ns(), sm_id(), pieces, first, last};
 }
 
-// A piece of a schedule given as a list: tile `tile`, planes [z0, z1) counted from 1.
-struct Piece {
-  long long tile;
-  int z0, z1;
-};
-
-// Block k streams pieces [offsets[k], offsets[k + 1]) of `pieces`, in order.
+// `plane_stream_h_kernel` (heads and tails, `PlaneHeadsTable`), timed: the library's
+// `next_heads_piece` over the table given.
 template <int D, class S, class T>
 __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
-    pieces_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
-                  PlaneTiling tiling, const Piece* __restrict__ pieces, const int* __restrict__ offsets,
-                  BlockTime* times) {
+    heads_timed(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
+                PlaneTiling tiling, const PlaneHeadsTable heads, BlockTime* times) {
   extern __shared__ __align__(16) unsigned char queue_bytes[];
   __syncthreads();
   const unsigned long long start = global_ns();
-  const int first = offsets[blockIdx.x], last = offsets[blockIdx.x + 1];
-  for (int i = first; i < last; ++i) {
-    const Piece p = pieces[i];
-    stream_planes<D>(s, u, out, b, g, plane_tile(tiling, p.tile), p.z0, p.z1, threadIdx.x, threadIdx.y,
+  PlaneHeadsCursor cursor;
+  PlanePiece piece;
+  int pieces = 0;
+  long long first = -1, last = -1;
+  while (next_heads_piece(heads, blockIdx.x, gridDim.x, tiling.tiles, g.nz, cursor, piece)) {
+    stream_planes<D>(s, u, out, b, g, plane_tile(tiling, piece.tile), piece.z0, piece.z1, threadIdx.x, threadIdx.y,
                      reinterpret_cast<Lane<T>*>(queue_bytes));
+    if (pieces++ == 0) first = piece.tile;
+    last = piece.tile;
   }
   __syncthreads();
-  if (threadIdx.x == 0 && threadIdx.y == 0)
-    times[blockIdx.x] = {start, global_ns(), sm_id(), last - first, first < last ? pieces[first].tile : -1,
-                         first < last ? pieces[last - 1].tile : -1};
-}
-
-// Heads and tails (where tiles <= blocks): the first `tiles` blocks each stream one tile from
-// plane 1, all at once, so vertical neighbours stream the same planes together and their common
-// ghost rows come from L2 (the alignment that whole tiles get by chance at 512^3 on 132 blocks);
-// the other blocks share out the tails of all tiles, stream-K, in tile order. Costs are in inner
-// tile planes: a tile's plane weighs `plane_tile_weight` (1 where `weighted` is false), and each
-// piece after a block's first costs `overhead` planes more (its warm-up). Heads get C planes' cost
-// and tails C - k * overhead, k the tails' extra pieces a block, so both finish together.
-struct Schedule {
-  std::vector<Piece> pieces;
-  std::vector<int> offsets;
-};
-// The schedule for a head cost `head`, and the cost of its last tail block (which takes what is
-// left): `heads_and_tails` searches for the head cost at which the two agree.
-Schedule heads_and_tails_at(const PlaneTiling& t, const Shape& g, const std::vector<double>& w, int blocks,
-                            double head, double overhead, bool rounds, double* last_cost) {
-  const std::int64_t tiles = t.tiles, nz = g.nz;
-  const int tails = blocks - static_cast<int>(tiles);
-  Schedule s;
-  std::vector<std::int64_t> heads(static_cast<std::size_t>(tiles));
-  double sum = 0;  // heads rounded so that their planes add up to the sum of head / w, rounded
-  for (std::int64_t k = 0; k < tiles; ++k) {
-    const double before = sum;
-    sum += head / w[k];
-    heads[k] = std::min<std::int64_t>(nz, std::llround(sum) - std::llround(before));
-    s.offsets.push_back(static_cast<int>(s.pieces.size()));
-    s.pieces.push_back({k, 1, static_cast<int>(heads[k]) + 1});
-  }
-  // Each piece costs its planes and `overhead` planes (its warm-up); a head is one piece, so a
-  // tail block has `head + overhead` to spend.
-  std::vector<std::vector<Piece>> mine(static_cast<std::size_t>(tails));
-  std::vector<double> left(static_cast<std::size_t>(tails), head + overhead);
-  auto cost = [&](std::int64_t k, std::int64_t planes) { return w[k] * double(planes + overhead); };
-  std::int64_t k = 0;
-  if (rounds)  // whole tails round by round: tail block j takes tails j, j + tails, ...
-    for (; k + tails <= tiles; k += tails) {
-      bool fits = true;
-      for (int j = 0; j < tails; ++j) fits = fits && cost(k + j, nz - heads[k + j]) <= left[j];
-      if (!fits) break;
-      for (int j = 0; j < tails; ++j) {
-        mine[j].push_back({k + j, static_cast<int>(heads[k + j]) + 1, static_cast<int>(nz) + 1});
-        left[j] -= cost(k + j, nz - heads[k + j]);
-      }
-    }
-  // The rest in tile order, each block taking what it has left (the last block all of it).
-  std::int64_t z = k < tiles ? heads[k] + 1 : nz + 1;
-  for (int j = 0; j < tails; ++j) {
-    const bool last = j + 1 == tails;
-    double& want = left[j];
-    while (k < tiles && (last || want > (overhead + 0.5) * w[k])) {
-      if (z > nz) {
-        if (++k < tiles) z = heads[k] + 1;
-        continue;
-      }
-      const std::int64_t planes =
-          last ? nz + 1 - z
-               : std::min<std::int64_t>(nz + 1 - z,
-                                        std::max<std::int64_t>(1, std::llround(want / w[k] - overhead)));
-      mine[j].push_back({k, static_cast<int>(z), static_cast<int>(z + planes)});
-      z += planes;
-      want -= cost(k, planes);
-    }
-  }
-  *last_cost = head + overhead - left[tails - 1];
-  for (const std::vector<Piece>& m : mine) {
-    s.offsets.push_back(static_cast<int>(s.pieces.size()));
-    s.pieces.insert(s.pieces.end(), m.begin(), m.end());
-  }
-  s.offsets.push_back(static_cast<int>(s.pieces.size()));
-  return s;
-}
-
-Schedule heads_and_tails(const PlaneTiling& t, const Shape& g, int blocks, bool weighted, double overhead,
-                         bool rounds) {
-  const std::int64_t tiles = t.tiles, nz = g.nz;
-  if (blocks <= tiles) return {};
-  std::vector<double> w(static_cast<std::size_t>(tiles), 1.0);
-  if (weighted)
-    for (std::int64_t k = 0; k < tiles; ++k) w[k] = plane_tile_weight(t, plane_tile(t, k), g.nx, g.ny, Lane<float>::width);
-  double total = 0;
-  for (double x : w) total += x * double(nz);
-  // The head cost at which the last tail block costs what a head does (its cost falls as the
-  // heads grow).
-  double lo = 0.5 * total / blocks, hi = 2.0 * total / blocks, last = 0;
-  for (int i = 0; i < 50; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    heads_and_tails_at(t, g, w, blocks, mid, overhead, rounds, &last);
-    (last > mid + overhead ? lo : hi) = mid;
-  }
-  Schedule s = heads_and_tails_at(t, g, w, blocks, hi, overhead, rounds, &last);
-  // Every plane of every tile once.
-  std::vector<std::int64_t> covered(static_cast<std::size_t>(tiles), 0);
-  for (const Piece& p : s.pieces) covered[p.tile] += p.z1 - p.z0;
-  for (std::int64_t c : covered)
-    if (c != nz) {
-      printf("heads_and_tails: a tile covered %lld planes of %lld\n", (long long)c, (long long)nz);
-      std::exit(1);
-    }
-  return s;
+  if (threadIdx.x == 0 && threadIdx.y == 0) times[blockIdx.x] = {start, global_ns(), sm_id(), pieces, first, last};
 }
 
 const char* kind(const PlaneTiling& t, const PlaneTile& tile) {
@@ -245,13 +144,19 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
   study::Box box(Extents(nx, ny, nz));
   const Shape g = shape_of(box.u.layout());
   constexpr std::size_t bytes = plane_stream_shared_bytes<T>(D);
-  for (bool folding : {false, true}) {
-    // Folded and stacked as the library tiles (`plane_stream_tiling`), or the plain walk.
-    const PlaneTiling tiling = folding ? plane_stream_tiling<D, T>(g)
-                                       : plane_tiling(g.nx, g.ny, Lane<T>::width, plane_columns_kept<D, T>,
-                                                      plane_rows_kept<D>, plane_ghost_columns<D, T>, D, false);
+  const PlaneTiling library = plane_stream_tiling<D, T>(g);
+  for (int form = 0; form < 3; ++form) {
+    // The plain walk, the library's tiles (`plane_stream_tiling`: folded, and stacked where it
+    // can), and where those are stacked, folded only.
+    const bool folding = form > 0;
+    if (form == 2 && library.stack == 1) continue;
+    const PlaneTiling tiling =
+        form == 1 ? library
+                  : plane_tiling(g.nx, g.ny, Lane<T>::width, plane_columns_kept<D, T>, plane_rows_kept<D>,
+                                 plane_ghost_columns<D, T>, D, folding, 0);
     printf("%lldx%lldx%lld D=%d %s: %lld tiles (%lld x %lld, fold %lld of %d lanes, stack %d of %d warps)\n",
-           (long long)nx, (long long)ny, (long long)nz, D, folding ? "folded" : "whole tiles", (long long)tiling.tiles,
+           (long long)nx, (long long)ny, (long long)nz, D,
+           form == 0 ? "whole tiles" : form == 1 ? "folded" : "folded, not stacked", (long long)tiling.tiles,
            (long long)tiling.tiles_x, (long long)tiling.tiles_y, (long long)tiling.fold, tiling.lanes, tiling.stack,
            tiling.stack_warps);
     // Each tile alone, all at once where they fit (twice: the first warms up).
@@ -363,49 +268,61 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
              "%.1f G/s; differing %lld\n",
              k, share, row, best * 1e3, double(nx) * ny * nz * D / best / 1e6, (long long)box.differing());
     }
-    // Heads and tails (`heads_and_tails`): vertical neighbours aligned on purpose, folded or not.
+    // Heads and tails (`heads_and_tails_shares`): vertical neighbours aligned on purpose, folded
+    // or not; the library's form (weighted, in rounds, a piece's overhead 2D planes) and others.
+    if (blocks <= tiling.tiles) {
+      printf("  heads and tails: %lld tiles on %d blocks, no tails\n", (long long)tiling.tiles, blocks);
+      continue;
+    }
     struct Variant {
       bool weighted;
       double overhead;
       bool rounds;
     };
-    for (const Variant v : {Variant{false, 0.0, false}, Variant{true, 0.0, false}, Variant{true, 2.0 * D, false},
-                            Variant{true, 4.0 * D, false}, Variant{true, 2.0 * D, true}, Variant{true, 4.0 * D, true}}) {
-      const Schedule sched = heads_and_tails(tiling, g, blocks, v.weighted, v.overhead, v.rounds);
-      if (sched.pieces.empty()) {
-        printf("  heads and tails: %lld tiles on %d blocks, no tails\n", (long long)tiling.tiles, blocks);
-        break;
-      }
-      relax::DeviceBuffer<Piece> pieces(sched.pieces.size());
-      relax::DeviceBuffer<int> offsets(sched.offsets.size());
-      RELAX_CUDA_CHECK(cudaMemcpy(pieces.data(), sched.pieces.data(), sched.pieces.size() * sizeof(Piece),
-                                  cudaMemcpyHostToDevice));
-      RELAX_CUDA_CHECK(cudaMemcpy(offsets.data(), sched.offsets.data(), sched.offsets.size() * sizeof(int),
-                                  cudaMemcpyHostToDevice));
-      constexpr auto pk = pieces_kernel<D, Stencil7<T>, T>;
-      plane_stream_resident<pk, bytes>(D);
+    // The library's form first (weighted, tails in rounds, a piece's overhead 2D planes).
+    for (const Variant v : {Variant{true, 2.0 * D, true}, Variant{true, 1.5 * D, true}, Variant{true, 2.5 * D, true},
+                            Variant{true, 2.0 * D, false}, Variant{false, 0.0, false}}) {
+      const PlaneHeadsTable heads =
+          heads_and_tails_shares(tiling, g.nx, g.ny, g.nz, Lane<T>::width, blocks, v.overhead, v.weighted, v.rounds);
+      constexpr auto hk = heads_timed<D, Stencil7<T>, T>;
+      plane_stream_resident<hk, bytes>(D);
       box.reset();
       float best = 1e30f;
       for (int round = 0; round < 3; ++round) {
         const float ms = study::time_ms(1, [&] {
-          pk<<<blocks, dim3(32, plane_stream_warps), bytes>>>(s, box.u.origin(), box.got.origin(), box.b.origin(), g,
-                                                             tiling, pieces.data(), offsets.data(), times.data());
+          hk<<<blocks, dim3(32, plane_stream_warps), bytes>>>(s, box.u.origin(), box.got.origin(), box.b.origin(), g,
+                                                             tiling, heads, times.data());
           RELAX_CUDA_CHECK_LAUNCH();
         });
         best = std::min(best, ms);
       }
       h = fetch(times, static_cast<std::size_t>(blocks));
       double head_sum = 0, tail_sum = 0, lo = 1e30, hi = 0;
+      int pieces = 0;
       for (int k = 0; k < blocks; ++k) {
         const double us = (h[k].end - h[k].start) / 1e3;
         (k < tiling.tiles ? head_sum : tail_sum) += us;
-        lo = std::min(lo, us), hi = std::max(hi, us);
+        lo = std::min(lo, us), hi = std::max(hi, us), pieces += h[k].pieces;
       }
-      printf("  heads and tails (%s%s, piece overhead %.0f planes): %zu pieces, %.1f us, %.1f G/s; head blocks mean "
-             "%.1f us, tail blocks %.1f, min %.1f, max %.1f; differing %lld\n",
-             v.weighted ? "weighted" : "equal", v.rounds ? ", tails in rounds" : "", v.overhead, sched.pieces.size(), best * 1e3,
-             double(nx) * ny * nz * D / best / 1e6, head_sum / double(tiling.tiles),
+      printf("  heads and tails (%s%s, piece overhead %.0f planes, %d rounds): %d pieces, %.1f us, %.1f G/s; head "
+             "blocks mean %.1f us, tail blocks %.1f, min %.1f, max %.1f; differing %lld\n",
+             v.weighted ? "weighted" : "equal", v.rounds ? ", tails in rounds" : "", v.overhead, heads.rounds, pieces,
+             best * 1e3, double(nx) * ny * nz * D / best / 1e6, head_sum / double(tiling.tiles),
              tail_sum / double(blocks - tiling.tiles), lo, hi, (long long)box.differing());
+      if (v.weighted && v.overhead == 2.0 * D && v.rounds) {  // the library's form: its blocks by time
+        std::vector<int> order(blocks);
+        for (int i = 0; i < blocks; ++i) order[i] = i;
+        std::sort(order.begin(), order.end(),
+                  [&](int a, int c) { return h[a].end - h[a].start < h[c].end - h[c].start; });
+        printf("  blocks by time (us, block, SM, pieces, tiles: kinds):\n");
+        for (int r = 0; r < blocks; ++r) {
+          if (r >= 6 && r < blocks - 14) continue;
+          const BlockTime& b = h[order[r]];
+          printf("    %7.1f  %3d  %3d  %d  %lld..%lld: %s / %s\n", (b.end - b.start) / 1e3, order[r], b.sm, b.pieces,
+                 b.first_tile, b.last_tile, kind(tiling, plane_tile(tiling, b.first_tile)),
+                 kind(tiling, plane_tile(tiling, b.last_tile)));
+        }
+      }
     }
   }
 }
@@ -426,11 +343,16 @@ bool compare_shares(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
     const float weighted =
         study::time_ms(reps, [&] { launch_plane_stream<D>(s, box.u, box.got, box.b, nullptr, PlaneSchedule::weighted); });
     const long long differing = box.differing();
-    same = same && differing == 0;
+    box.reset();
+    const float heads =
+        study::time_ms(reps, [&] { launch_plane_stream<D>(s, box.u, box.got, box.b, nullptr, PlaneSchedule::heads); });
+    const long long differing_heads = box.differing();
+    same = same && differing == 0 && differing_heads == 0;
     printf("%lldx%lldx%lld D=%d round %d: stream-K equal shares %.3f ms %.1f G/s, weighted %.3f ms %.1f G/s, "
-           "speed-up %.3f, differing %lld\n",
+           "heads and tails %.3f ms %.1f G/s; speed-up over equal: weighted %.3f, heads %.3f; differing %lld, %lld\n",
            (long long)nx, (long long)ny, (long long)nz, D, round, equal, points / equal / 1e6, weighted,
-           points / weighted / 1e6, equal / weighted, differing);
+           points / weighted / 1e6, heads, points / heads / 1e6, equal / weighted, equal / heads, differing,
+           differing_heads);
   }
   // The host's part of a launch (the schedule's queries, its table, the launch call), by schedule:
   // the first kernel of a timed batch waits for it. And the weighted table's arithmetic alone.
@@ -446,7 +368,8 @@ bool compare_shares(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
   printf("  host time a launch (us, mean of %d):", launches);
   using Named = std::pair<const char*, PlaneSchedule>;
   for (const Named& named : {Named{"chosen", PlaneSchedule::chosen}, Named{"segments", PlaneSchedule::segments},
-                             Named{"stream-K", PlaneSchedule::stream_k}, Named{"weighted", PlaneSchedule::weighted}})
+                             Named{"stream-K", PlaneSchedule::stream_k}, Named{"weighted", PlaneSchedule::weighted},
+                             Named{"heads", PlaneSchedule::heads}})
     printf(" %s %.1f", named.first,
            host_us([&] { launch_plane_stream<D>(s, box.u, box.got, box.b, nullptr, named.second); }));
   const PlaneTiling tiling = plane_stream_tiling<D, float>(shape_of(box.u.layout()));

@@ -306,3 +306,132 @@ TEST_CASE("the chosen stream-K weights its shares at D = 4 where a block's share
   CHECK(use_weighted_plane_shares(208, 768, 4, PlaneShareTable::capacity) == relax::tuning::plane_stream_weighted);
   CHECK_FALSE(use_weighted_plane_shares(208, 768, 4, PlaneShareTable::capacity + 1));
 }
+
+namespace {
+
+// The pieces of every block of a heads-and-tails table, through the kernel's own enumeration.
+std::vector<std::vector<PlanePiece>> heads_pieces(const PlaneHeadsTable& h, std::int64_t blocks, std::int64_t tiles,
+                                                  std::int64_t nz) {
+  std::vector<std::vector<PlanePiece>> pieces(static_cast<std::size_t>(blocks));
+  for (std::int64_t k = 0; k < blocks; ++k) {
+    PlaneHeadsCursor cursor;
+    PlanePiece piece{};
+    while (next_heads_piece(h, k, blocks, tiles, nz, cursor, piece)) {
+      REQUIRE(pieces[k].size() < 1000);  // it ends
+      pieces[k].push_back(piece);
+    }
+  }
+  return pieces;
+}
+
+}  // namespace
+
+TEST_CASE("heads and tails: every plane once, heads together from plane 1, shares equal in modelled cost",
+          "[plane_schedule]") {
+  // 512³ at D = 4 (94 tiles, stacked) and D = 3 (87), boxes of a few tiles and few planes, more
+  // blocks than planes, one tile, and a box whose tails are fewer than a round.
+  struct Case {
+    std::int64_t nx, ny, nz;
+    int blocks, columns_kept, rows_kept, ghost;
+  };
+  const Case cases[] = {{512, 512, 512, 132, 120, 24, 4}, {512, 512, 512, 132, 122, 26, 3},
+                        {250, 49, 61, 132, 120, 24, 4},   {33, 17, 5, 132, 120, 24, 4},
+                        {130, 200, 9, 40, 120, 24, 4},    {1, 1, 3, 2, 120, 24, 4},
+                        {1, 1, 300, 132, 120, 24, 4},     {700, 300, 256, 132, 120, 24, 4},
+                        {512, 512, 512, 256, 120, 24, 4}};
+  for (const Case& c : cases)
+    for (const bool weighted : {true, false})
+      for (const bool rounds : {true, false}) {
+        INFO("box " << c.nx << " x " << c.ny << " x " << c.nz << ", blocks " << c.blocks << ", weighted "
+                    << weighted << ", rounds " << rounds);
+        const PlaneTiling t = plane_tiling(c.nx, c.ny, 4, c.columns_kept, c.rows_kept, c.ghost, c.ghost, true, 4);
+        REQUIRE(t.tiles < c.blocks);
+        const double overhead = 2.0 * c.ghost;
+        const PlaneHeadsTable h = heads_and_tails_shares(t, c.nx, c.ny, c.nz, 4, c.blocks, overhead, weighted, rounds);
+        const auto pieces = heads_pieces(h, c.blocks, t.tiles, c.nz);
+        std::vector<int> seen(static_cast<std::size_t>(t.tiles * c.nz), 0);
+        std::vector<double> weight(static_cast<std::size_t>(t.tiles), 1.0);
+        double total = 0, heaviest = 0;
+        for (std::int64_t k = 0; k < t.tiles; ++k) {
+          if (weighted) weight[k] = plane_tile_weight(t, plane_tile(t, k), c.nx, c.ny, 4);
+          total += weight[k] * c.nz;
+          heaviest = std::max(heaviest, weight[k]);
+        }
+        double most = 0, least = 1e300;
+        for (std::int64_t k = 0; k < c.blocks; ++k) {
+          double cost = 0;
+          for (const PlanePiece& p : pieces[k]) {
+            REQUIRE(p.tile >= 0);
+            REQUIRE(p.tile < t.tiles);
+            REQUIRE(p.z0 >= 1);
+            REQUIRE(p.z1 > p.z0);
+            REQUIRE(p.z1 <= c.nz + 1);
+            for (std::int64_t z = p.z0; z < p.z1; ++z) ++seen[static_cast<std::size_t>(p.tile * c.nz + z - 1)];
+            cost += weight[p.tile] * (double(p.z1 - p.z0) + overhead);
+          }
+          if (k < t.tiles) {  // a head block: at most its tile's head, from plane 1
+            REQUIRE(pieces[k].size() <= 1);
+            if (!pieces[k].empty()) {
+              CHECK(pieces[k][0].tile == k);
+              CHECK(pieces[k][0].z0 == 1);
+            }
+          }
+          if (!pieces[k].empty()) most = std::max(most, cost), least = std::min(least, cost);
+        }
+        std::int64_t once = 0;
+        for (int s : seen) once += s == 1;
+        CHECK(once == t.tiles * c.nz);
+        // Where every block has more than a few planes' work, the costliest block is within a
+        // piece's overhead and two planes of the mean (with overheads counted).
+        if (total / c.blocks >= 4 * (overhead + 2)) CHECK(most <= total / c.blocks + (2 * overhead + 3) * heaviest);
+        // Whole tails in rounds: round r's tails are tiles r · tails + j, a piece each from the
+        // tile's head's end to its last plane.
+        if (rounds && h.rounds > 0)
+          for (std::int64_t j = 0; j < c.blocks - t.tiles; ++j) {
+            const std::int64_t tile = j;  // round 0
+            if (h.value[tile] > c.nz) continue;
+            REQUIRE(!pieces[t.tiles + j].empty());
+            CHECK(pieces[t.tiles + j][0].tile == tile);
+            CHECK(pieces[t.tiles + j][0].z0 == h.value[tile]);
+            CHECK(pieces[t.tiles + j][0].z1 == c.nz + 1);
+          }
+        (void)least;
+      }
+}
+
+TEST_CASE("heads and tails at 512³, D = 4: one piece a head block, a few a tail block, whole tails in rounds",
+          "[plane_schedule]") {
+  const PlaneTiling t = plane_tiling(512, 512, 4, 120, 24, 4, 4, true, 4);
+  REQUIRE(t.tiles == 94);
+  const PlaneHeadsTable h = heads_and_tails_shares(t, 512, 512, 512, 4, 132, 8.0);
+  const auto pieces = heads_pieces(h, 132, t.tiles, 512);
+  // 38 tail blocks: two rounds of whole tails (76 tiles), the 18 tails left shared out.
+  CHECK(h.rounds == 2);
+  std::size_t most = 0;
+  for (std::int64_t k = 0; k < 132; ++k) {
+    if (k < t.tiles) CHECK(pieces[k].size() == 1);
+    most = std::max(most, pieces[k].size());
+  }
+  CHECK(most <= 4);
+  // The heads are about 2.6 times a tail long (an inner tile's about 366 planes of 512).
+  CHECK(h.value[14] - 1 > 340);
+  CHECK(h.value[14] - 1 < 400);
+  // Remembered per tiling, box and blocks.
+  const PlaneHeadsTable& again = cached_heads_and_tails(t, 512, 512, 512, 4, 132, 4);
+  CHECK(std::equal(again.value, again.value + 133, h.value));
+  CHECK(again.rounds == h.rounds);
+  const PlaneHeadsTable& other = cached_heads_and_tails(t, 512, 512, 512, 4, 120, 4);
+  CHECK(other.value[120] == t.tiles * 512);
+}
+
+TEST_CASE("the chosen stream-K runs heads and tails where the tiles are fewer than the blocks", "[plane_schedule]") {
+  // Measured faster than stream-K's weighted and equal shares on the H200 at 512³ (94 tiles at
+  // D = 4, 87 at D = 3), 256³ (25 tiles, 48 planes a block) and 333 × 200 × 100 (20).
+  CHECK(use_heads_and_tails(94, 4, 132) == relax::tuning::plane_stream_heads);
+  CHECK(use_heads_and_tails(87, 3, 132) == relax::tuning::plane_stream_heads);
+  CHECK(use_heads_and_tails(25, 4, 132) == relax::tuning::plane_stream_heads);
+  CHECK_FALSE(use_heads_and_tails(208, 4, 132));  // 768³: more tiles than blocks
+  CHECK_FALSE(use_heads_and_tails(132, 4, 132));
+  CHECK_FALSE(use_heads_and_tails(94, 2, 132));   // below the depth stream-K starts at
+  CHECK_FALSE(use_heads_and_tails(94, 4, PlaneHeadsTable::capacity + 1));
+}

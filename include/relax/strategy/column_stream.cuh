@@ -5,7 +5,9 @@
 //! the rows (`relax/agent/column_stream.cuh`), in 3D a block streams an (x, y) tile down the
 //! planes (`relax/agent/plane_stream.cuh`), each tile's planes cut into segments or, from D = 3,
 //! all tiles' planes shared out over the resident blocks (stream-K, `use_plane_stream_k`), in
-//! shares of equal modelled cost (`weighted_plane_shares`).
+//! shares of equal modelled cost (`weighted_plane_shares`), laid out where the tiles are fewer
+//! than the blocks so that vertical neighbours stream the same planes together (heads and tails,
+//! `PlaneHeadsTable`).
 
 #include <relax/agent/column_stream.cuh>
 #include <relax/agent/plane_stream.cuh>
@@ -111,6 +113,20 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
   stream_share<D>(s, u, out, b, g, tiling, shares.first[blockIdx.x], last, reinterpret_cast<Lane<T>*>(queue_bytes));
 }
 
+//! Heads and tails (`PlaneHeadsTable`): block k < tiles streams the head of tile k, the other
+//! blocks the tails, every piece through one call of the agent.
+template <int D, class S, class T>
+__global__ void __launch_bounds__(32 * plane_stream_warps, 1)
+    plane_stream_h_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
+                          PlaneTiling tiling, const PlaneHeadsTable heads) {
+  extern __shared__ __align__(16) unsigned char queue_bytes[];
+  PlaneHeadsCursor cursor;
+  PlanePiece piece;
+  while (next_heads_piece(heads, blockIdx.x, gridDim.x, tiling.tiles, g.nz, cursor, piece))
+    stream_planes<D>(s, u, out, b, g, plane_tile(tiling, piece.tile), piece.z0, piece.z1, threadIdx.x, threadIdx.y,
+                     reinterpret_cast<Lane<T>*>(queue_bytes));
+}
+
 //! The 3D stream's loads are aligned vectors: the interior of every row starts 16 bytes aligned,
 //! and a row's lead padding holds the ghost columns left of point 0 (what `GridLayout::of` makes);
 //! it counts planes in int.
@@ -161,7 +177,20 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
   const dim3 block(32, plane_stream_warps);
   const std::int64_t resident = plane_stream_resident<plane_stream_k_kernel<D, S, T>, bytes>(D);
   const bool stream_k = schedule == PlaneSchedule::chosen && use_plane_stream_k(tiles, g.nz, D, resident);
-  if (schedule == PlaneSchedule::weighted || (stream_k && use_weighted_plane_shares(tiles, g.nz, D, resident))) {
+  // Heads and tails where named or chosen and there are more blocks than tiles; named with no
+  // more blocks than tiles, weighted shares.
+  constexpr auto heads_kernel = plane_stream_h_kernel<D, S, T>;
+  const int heads_blocks =
+      schedule == PlaneSchedule::heads || (stream_k && use_heads_and_tails(tiles, D, resident))
+          ? static_cast<int>(std::min<std::int64_t>(
+                {plane_stream_resident<heads_kernel, bytes>(D), tiles * g.nz, std::int64_t{PlaneHeadsTable::capacity}}))
+          : 0;
+  if (heads_blocks > tiles) {
+    heads_kernel<<<heads_blocks, block, bytes, stream>>>(
+        s, u.origin(), out.origin(), b.origin(), g, tiling,
+        cached_heads_and_tails(tiling, g.nx, g.ny, g.nz, Lane<T>::width, heads_blocks, D));
+  } else if (schedule == PlaneSchedule::weighted || schedule == PlaneSchedule::heads ||
+             (stream_k && use_weighted_plane_shares(tiles, g.nz, D, resident))) {
     constexpr auto kernel = plane_stream_w_kernel<D, S, T>;
     const int blocks = static_cast<int>(std::min<std::int64_t>(
         {plane_stream_resident<kernel, bytes>(D), tiles * g.nz, std::int64_t{PlaneShareTable::capacity}}));
@@ -183,20 +212,22 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
 }
 
 // The streaming kernels of depth D for stencil S: the column stream's in 2D; in 3D the plane
-// stream's schedules (segments, stream-K, weighted stream-K).
+// stream's schedules (segments, stream-K, weighted stream-K, heads and tails).
 template <int D, class S, class T>
-std::array<const void*, 3> kernels_of() {
-  if constexpr (S::rank == 2) return {reinterpret_cast<const void*>(column_stream_kernel<D, S, T>), nullptr, nullptr};
+std::array<const void*, 4> kernels_of() {
+  if constexpr (S::rank == 2)
+    return {reinterpret_cast<const void*>(column_stream_kernel<D, S, T>), nullptr, nullptr, nullptr};
   else
     return {reinterpret_cast<const void*>(plane_stream_kernel<D, S, T>),
             reinterpret_cast<const void*>(plane_stream_k_kernel<D, S, T>),
-            reinterpret_cast<const void*>(plane_stream_w_kernel<D, S, T>)};
+            reinterpret_cast<const void*>(plane_stream_w_kernel<D, S, T>),
+            reinterpret_cast<const void*>(plane_stream_h_kernel<D, S, T>)};
 }
 
 // Loads the kernels of depths 1..8 (see Sweeper::preload).
 template <class S, class T, int... I>
 void preload_column_stream(std::integer_sequence<int, I...>) {
-  const std::array<const void*, 3> kernels[] = {kernels_of<I + 1, S, T>()...};
+  const std::array<const void*, 4> kernels[] = {kernels_of<I + 1, S, T>()...};
   cudaFuncAttributes attributes{};
   for (const auto& of_depth : kernels)
     for (const void* k : of_depth)

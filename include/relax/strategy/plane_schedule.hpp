@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 namespace relax::detail {
 
@@ -42,10 +43,11 @@ inline std::int64_t plane_segments(std::int64_t tiles, std::int64_t nz, int dept
   return best;
 }
 
-//! Which schedule a launch of the 3D stream runs: `chosen` (by `use_plane_stream_k`, and
-//! `tuning::plane_stream_weighted` for stream-K's shares), or one by name (for tests and
-//! measurements): segments, stream-K with equal shares, or with weighted ones.
-enum class PlaneSchedule { chosen, segments, stream_k, weighted };
+//! Which schedule a launch of the 3D stream runs: `chosen` (by `use_plane_stream_k`, then
+//! `use_heads_and_tails` or `use_weighted_plane_shares` for stream-K's shares), or one by name
+//! (for tests and measurements): segments, stream-K with equal shares, with weighted ones, or
+//! heads and tails (weighted shares where the tiles are not fewer than the blocks).
+enum class PlaneSchedule { chosen, segments, stream_k, weighted, heads };
 
 //! Whether the 3D stream of depth `depth` over `tiles` tiles `nz` planes deep, with `resident`
 //! blocks, runs stream-K: from `tuning::plane_stream_k_min_depth`, where each block's share is at
@@ -171,12 +173,14 @@ inline PlaneShareTable weighted_plane_shares(const PlaneTiling& t, std::int64_t 
   return table;
 }
 
-//! `weighted_plane_shares`, remembered: the table of the last call on this thread with the same
-//! tiling, box and block count is returned again. A launch computes its table on the host before
-//! the kernel starts (6.4 µs at 512³, D = 4, on an H100 machine's host: relax_study_plane_balance),
-//! and a batch of sweeps launches the same box again and again.
-inline const PlaneShareTable& cached_weighted_plane_shares(const PlaneTiling& t, std::int64_t nx, std::int64_t ny,
-                                                           std::int64_t nz, int width, int blocks) {
+//! The table `make()` builds for a tiling, an nx × ny × nz box, `width` points a lane and
+//! `blocks` blocks, remembered: the table of the last call on this thread for the same table type
+//! and the same key is returned again. A launch computes its table on the host before the kernel
+//! starts (the weighted shares' 6.4 µs at 512³, D = 4, on an H100 machine's host:
+//! relax_study_plane_balance), and a batch of sweeps launches the same box again and again.
+template <class Table, class Make>
+const Table& cached_plane_table(const PlaneTiling& t, std::int64_t nx, std::int64_t ny, std::int64_t nz, int width,
+                                int blocks, Make&& make) {
   struct Key {
     std::int64_t values[16];
     bool operator==(const Key& o) const { return std::equal(values, values + 16, o.values); }
@@ -185,13 +189,178 @@ inline const PlaneShareTable& cached_weighted_plane_shares(const PlaneTiling& t,
                  t.rows_kept, t.ghost_columns, t.ghost_rows, nx, ny, nz, width, blocks}};
   thread_local Key last{};
   thread_local bool known = false;
-  thread_local PlaneShareTable table{};
+  thread_local Table table{};
   if (!known || !(last == key)) {
-    table = weighted_plane_shares(t, nx, ny, nz, width, blocks);
+    table = make();
     last = key;
     known = true;
   }
   return table;
+}
+
+//! `weighted_plane_shares`, remembered (`cached_plane_table`).
+inline const PlaneShareTable& cached_weighted_plane_shares(const PlaneTiling& t, std::int64_t nx, std::int64_t ny,
+                                                           std::int64_t nz, int width, int blocks) {
+  return cached_plane_table<PlaneShareTable>(t, nx, ny, nz, width, blocks,
+                                             [&] { return weighted_plane_shares(t, nx, ny, nz, width, blocks); });
+}
+
+//! Heads and tails: stream-K's shares laid out so that vertical neighbours stream the same planes
+//! at the same time. Where the tiles are fewer than the blocks, block k < tiles streams the head
+//! of tile k, its planes [1, head_end[k]), and all heads start together; the other `blocks −
+//! tiles` blocks (the tail blocks) stream the tails [head_end[k], nz + 1): first in `rounds`
+//! rounds of whole tails (tail block j takes the tails of tiles j, j + tail blocks, ..., so a
+//! round's tails start together), then the rest in tile order, tail block j taking planes
+//! [rest[j], rest[j + 1]) of all tiles (numbered tile by tile, as stream-K's), less the heads.
+//!
+//! Why: a tile loads D ghost rows on each side, which its neighbour above or below stores or loads
+//! too. Streamed at the same planes, the second load of those rows hits L2. Stream-K's equal
+//! shares start each block at its own plane, so they line up only by chance: at 512³, D = 4, 110
+//! whole tiles on 132 blocks (six shares are a row of five tiles exactly) ran 668.5 G updates/s
+//! on an H100 and 572.6 on 131 blocks; folded (94 tiles) 577.3, and in heads and tails 713.8.
+//! Measured by relax_study_plane_balance (docs/performance-notes.md, "Heads and tails").
+//!
+//! Each share is equal in modelled cost (`plane_tile_weight`), a piece after a block's first
+//! costing `overhead` planes of its tile more (its warm-up): the heads' length is searched for
+//! at which the last tail block, which takes what is left, costs what a head does.
+struct PlaneHeadsTable {
+  static constexpr int capacity = PlaneShareTable::capacity;
+  //! [0, tiles): head_end, the plane after tile k's head (1: no head; nz + 1: no tail);
+  //! [tiles, blocks]: rest, the tail blocks' shares of the rest (rest[blocks − tiles] = tiles · nz).
+  std::int64_t value[capacity + 1];
+  int rounds;
+};
+static_assert(sizeof(PlaneHeadsTable) <= 4096 - 512, "relax: the heads table leaves no room under 4 KiB of parameters");
+
+//! Where block `block`'s next piece is (`next_heads_piece`).
+struct PlaneHeadsCursor {
+  std::int64_t step = 0;  //!< a head block: its pieces so far; a tail block: its rounds so far
+  std::int64_t at = -1;   //!< a tail block's next plane of the rest (−1: not started)
+};
+
+//! The next piece of block `block` of `blocks` in the heads-and-tails schedule `h` of `tiles`
+//! tiles `nz` planes deep, into `piece`; false when the block has streamed all its pieces.
+RELAX_HOST_DEVICE inline bool next_heads_piece(const PlaneHeadsTable& h, std::int64_t block, std::int64_t blocks,
+                                               std::int64_t tiles, std::int64_t nz, PlaneHeadsCursor& c,
+                                               PlanePiece& piece) {
+  if (block < tiles) {
+    piece = {block, 1, h.value[block]};
+    return c.step++ == 0 && piece.z1 > 1;
+  }
+  const std::int64_t tails = blocks - tiles, j = block - tiles;
+  while (c.step < h.rounds) {
+    const std::int64_t tile = c.step++ * tails + j;
+    if (h.value[tile] <= nz) {
+      piece = {tile, h.value[tile], nz + 1};
+      return true;
+    }
+  }
+  if (c.at < 0) c.at = h.value[tiles + j];
+  const std::int64_t last = h.value[tiles + j + 1];
+  while (c.at < last) {
+    const std::int64_t tile = c.at / nz, stop = (tile + 1) * nz < last ? (tile + 1) * nz : last;
+    const std::int64_t z0 = c.at - tile * nz + 1 > h.value[tile] ? c.at - tile * nz + 1 : h.value[tile];
+    c.at = stop;
+    if (z0 <= stop - tile * nz) {
+      piece = {tile, z0, stop - tile * nz + 1};
+      return true;
+    }
+  }
+  return false;
+}
+
+//! The heads-and-tails table for a given head cost `head` (in inner-tile planes), with the tiles'
+//! weights `weight`; `*last_cost` is what the last tail block then costs (`heads_and_tails_shares`).
+inline PlaneHeadsTable heads_and_tails_at(const std::vector<double>& weight, std::int64_t nz, int blocks,
+                                          double head, double overhead, bool rounds, double* last_cost) {
+  const auto tiles = static_cast<std::int64_t>(weight.size());
+  const std::int64_t tails = blocks - tiles;
+  PlaneHeadsTable h{};
+  double sum = 0;  // heads rounded so that their planes add up to the sum of head / weight, rounded
+  for (std::int64_t k = 0; k < tiles; ++k) {
+    const double before = sum;
+    sum += head / weight[k];
+    h.value[k] = 1 + std::min<std::int64_t>(nz, std::max<std::int64_t>(0, std::llround(sum) - std::llround(before)));
+  }
+  // A piece costs its planes and `overhead` planes, weighted by its tile; a head is one piece, so
+  // each tail block has head + overhead to spend (the last one spends what is left).
+  auto cost = [&](std::int64_t k, std::int64_t planes) { return weight[k] * (double(planes) + overhead); };
+  std::vector<double> left(static_cast<std::size_t>(tails), head + overhead);
+  std::int64_t k = 0;
+  h.rounds = 0;
+  for (; rounds && k + tails <= tiles; k += tails, ++h.rounds) {
+    bool fits = true;
+    for (std::int64_t j = 0; j < tails; ++j) fits = fits && cost(k + j, nz + 1 - h.value[k + j]) <= left[j];
+    if (!fits) break;
+    for (std::int64_t j = 0; j < tails; ++j) left[j] -= cost(k + j, nz + 1 - h.value[k + j]);
+  }
+  // The rest in tile order: tile k from plane z on.
+  std::int64_t z = k < tiles ? h.value[k] : nz + 1;
+  for (std::int64_t j = 0; j < tails; ++j) {
+    h.value[tiles + j] = k < tiles ? k * nz + z - 1 : tiles * nz;
+    const bool last = j + 1 == tails;
+    double& want = left[j];
+    while (k < tiles && (last || want > (overhead + 0.5) * weight[k])) {
+      if (z > nz) {
+        if (++k < tiles) z = h.value[k];
+        continue;
+      }
+      const std::int64_t planes =
+          last ? nz + 1 - z
+               : std::min<std::int64_t>(nz + 1 - z, std::max<std::int64_t>(1, std::llround(want / weight[k] - overhead)));
+      z += planes;
+      want -= cost(k, planes);
+    }
+  }
+  h.value[blocks] = tiles * nz;
+  *last_cost = head + overhead - left[tails - 1];
+  return h;
+}
+
+//! Whether the 3D stream's stream-K schedule (`use_plane_stream_k`) of depth `depth` over `tiles`
+//! tiles on `resident` blocks runs as heads and tails (`PlaneHeadsTable`): with
+//! `tuning::plane_stream_heads`, from `tuning::plane_stream_heads_min_depth`, where the tiles are
+//! fewer than the blocks and every resident block has a row in the table.
+inline bool use_heads_and_tails(std::int64_t tiles, int depth, std::int64_t resident) {
+  return tuning::plane_stream_heads && depth >= tuning::plane_stream_heads_min_depth && tiles < resident &&
+         resident <= PlaneHeadsTable::capacity;
+}
+
+//! The heads-and-tails table of all `t.tiles` tiles of an nx × ny × nz box over `blocks` (more
+//! than the tiles, at most the capacity) blocks: shares of equal modelled cost
+//! (`plane_tile_weight`, or 1 a plane where `weighted` is false), a piece after a block's first
+//! costing `overhead` planes more, whole tails in rounds where `rounds`. Host arithmetic, once a
+//! box (`cached_heads_and_tails`).
+inline PlaneHeadsTable heads_and_tails_shares(const PlaneTiling& t, std::int64_t nx, std::int64_t ny, std::int64_t nz,
+                                              int width, int blocks, double overhead, bool weighted = true,
+                                              bool rounds = true) {
+  require(blocks > t.tiles && blocks <= PlaneHeadsTable::capacity, "blocks", blocks,
+          "more blocks than tiles, at most PlaneHeadsTable::capacity");
+  std::vector<double> weight(static_cast<std::size_t>(t.tiles), 1.0);
+  double total = 0;
+  for (std::int64_t k = 0; k < t.tiles; ++k) {
+    if (weighted) weight[k] = plane_tile_weight(t, plane_tile(t, k), nx, ny, width);
+    total += weight[k] * double(nz);
+  }
+  // The last tail block's cost falls as the heads grow: bisect for the head cost where it is a
+  // head's (the table is valid, every plane once, whatever the head cost).
+  double lo = 0, hi = 2 * total / blocks + overhead, last = 0;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    heads_and_tails_at(weight, nz, blocks, mid, overhead, rounds, &last);
+    (last > mid + overhead ? lo : hi) = mid;
+  }
+  return heads_and_tails_at(weight, nz, blocks, hi, overhead, rounds, &last);
+}
+
+//! `heads_and_tails_shares` of the launch (weighted, in rounds, a piece's warm-up costing
+//! `tuning::plane_stream_piece_overhead` planes a level of depth `depth`), remembered
+//! (`cached_plane_table`).
+inline const PlaneHeadsTable& cached_heads_and_tails(const PlaneTiling& t, std::int64_t nx, std::int64_t ny,
+                                                     std::int64_t nz, int width, int blocks, int depth) {
+  return cached_plane_table<PlaneHeadsTable>(t, nx, ny, nz, width, blocks, [&] {  // depth: t.ghost_rows
+    return heads_and_tails_shares(t, nx, ny, nz, width, blocks, tuning::plane_stream_piece_overhead * depth);
+  });
 }
 
 }  // namespace relax::detail

@@ -215,6 +215,24 @@ inline constexpr bool plane_stream_weighted = true;
 #endif
 inline constexpr int plane_stream_weighted_min_depth = 4;
 inline constexpr int plane_stream_weighted_min_planes = 128;
+//! Heads and tails (`PlaneHeadsTable`, strategy/plane_schedule.hpp): where the chosen schedule
+//! would weight stream-K's shares and the tiles are fewer than the resident blocks, from depth
+//! `plane_stream_heads_min_depth`, every tile's first share starts at plane 1 together, and the
+//! tails follow in rounds, so that vertical neighbours stream the same planes at the same time and
+//! share their ghost rows through L2. A piece after a block's first is modelled as costing
+//! `plane_stream_piece_overhead` planes a level of depth more (its warm-up: the blocks of two
+//! pieces took 2.1% longer than those of one at 512³, D = 4, 364.6 planes a block, on the H200;
+//! 2.3% on an H100). Measured by relax_study_plane_balance --aligned at 512³, float32, against
+//! stream-K weighted: on an H100 (2026-12-05, docs/results/h100/logs/heads_and_tails_study.txt)
+//! D = 4 566.1 -> 713.8 G updates/s, D = 3 461.4 -> 544.2 (with a piece's overhead of 2D planes;
+//! 4D: 705.4 and 535.5).
+#ifdef RELAX_TUNING_PLANE_STREAM_HEADS
+inline constexpr bool plane_stream_heads = RELAX_TUNING_PLANE_STREAM_HEADS;
+#else
+inline constexpr bool plane_stream_heads = true;
+#endif
+inline constexpr int plane_stream_heads_min_depth = 3;
+inline constexpr double plane_stream_piece_overhead = 2.0;
 
 //! `MultiSolver<DeviceLoop<Sync>, Nvshmem>`: blocks per SM its kernel is compiled for (launch
 //! bounds), by rank. NVSHMEM's device library needs relocatable device code, and there ptxas
