@@ -278,12 +278,20 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
       bool weighted;
       double overhead;
       bool rounds;
+      bool calibrated;  // weighted by the per-plane times of the last run's head blocks
     };
-    // The library's form first (weighted, tails in rounds, a piece's overhead 2D planes).
-    for (const Variant v : {Variant{true, 2.0 * D, true}, Variant{true, 1.5 * D, true}, Variant{true, 2.5 * D, true},
-                            Variant{true, 2.0 * D, false}, Variant{false, 0.0, false}}) {
+    // The library's form first (weighted, tails in rounds, a piece's overhead 2D planes), then
+    // twice calibrated: each tile weighing what its head block took a plane (its head's planes
+    // and the overhead) in the run before, over the median; how far a better model could go.
+    std::vector<double> measured;
+    for (const Variant v : {Variant{true, 2.0 * D, true, false}, Variant{true, 2.0 * D, true, true},
+                            Variant{true, 2.0 * D, true, true}, Variant{true, 1.5 * D, true, false},
+                            Variant{true, 2.5 * D, true, false}, Variant{true, 2.0 * D, false, false},
+                            Variant{false, 0.0, false, false}}) {
       const PlaneHeadsTable heads =
-          heads_and_tails_shares(tiling, g.nx, g.ny, g.nz, Lane<T>::width, blocks, v.overhead, v.weighted, v.rounds);
+          v.calibrated
+              ? heads_and_tails_shares(measured, g.nz, blocks, v.overhead, v.rounds)
+              : heads_and_tails_shares(tiling, g.nx, g.ny, g.nz, Lane<T>::width, blocks, v.overhead, v.weighted, v.rounds);
       constexpr auto hk = heads_timed<D, Stencil7<T>, T>;
       plane_stream_resident<hk, bytes>(D);
       box.reset();
@@ -306,10 +314,20 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
       }
       printf("  heads and tails (%s%s, piece overhead %.0f planes, %d rounds): %d pieces, %.1f us, %.1f G/s; head "
              "blocks mean %.1f us, tail blocks %.1f, min %.1f, max %.1f; differing %lld\n",
-             v.weighted ? "weighted" : "equal", v.rounds ? ", tails in rounds" : "", v.overhead, heads.rounds, pieces,
+             v.calibrated ? "calibrated" : v.weighted ? "weighted" : "equal", v.rounds ? ", tails in rounds" : "",
+             v.overhead, heads.rounds, pieces,
              best * 1e3, double(nx) * ny * nz * D / best / 1e6, head_sum / double(tiling.tiles),
              tail_sum / double(blocks - tiling.tiles), lo, hi, (long long)box.differing());
-      if (v.weighted && v.overhead == 2.0 * D && v.rounds) {  // the library's form: its blocks by time
+      if (v.weighted && v.overhead == 2.0 * D && v.rounds) {  // the library's form, calibrated: for the next
+        std::vector<double> per_plane(static_cast<std::size_t>(tiling.tiles));
+        for (std::int64_t k = 0; k < tiling.tiles; ++k)
+          per_plane[k] = (h[k].end - h[k].start) / (double(heads.value[k] - 1) + v.overhead);
+        std::vector<double> sorted = per_plane;
+        std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+        measured.assign(per_plane.size(), 1.0);
+        for (std::size_t k = 0; k < per_plane.size(); ++k) measured[k] = per_plane[k] / sorted[sorted.size() / 2];
+      }
+      if (v.weighted && v.overhead == 2.0 * D && v.rounds) {  // its blocks by time
         std::vector<int> order(blocks);
         for (int i = 0; i < blocks; ++i) order[i] = i;
         std::sort(order.begin(), order.end(),

@@ -326,22 +326,16 @@ inline bool use_heads_and_tails(std::int64_t tiles, int depth, std::int64_t resi
          resident <= PlaneHeadsTable::capacity;
 }
 
-//! The heads-and-tails table of all `t.tiles` tiles of an nx × ny × nz box over `blocks` (more
-//! than the tiles, at most the capacity) blocks: shares of equal modelled cost
-//! (`plane_tile_weight`, or 1 a plane where `weighted` is false), a piece after a block's first
-//! costing `overhead` planes more, whole tails in rounds where `rounds`. Host arithmetic, once a
-//! box (`cached_heads_and_tails`).
-inline PlaneHeadsTable heads_and_tails_shares(const PlaneTiling& t, std::int64_t nx, std::int64_t ny, std::int64_t nz,
-                                              int width, int blocks, double overhead, bool weighted = true,
-                                              bool rounds = true) {
-  require(blocks > t.tiles && blocks <= PlaneHeadsTable::capacity, "blocks", blocks,
+//! The heads-and-tails table of tiles whose planes cost `weight` (in inner-tile planes), `nz`
+//! planes deep, over `blocks` (more than the tiles, at most the capacity) blocks: shares of equal
+//! cost, a piece after a block's first costing `overhead` planes more, whole tails in rounds
+//! where `rounds`.
+inline PlaneHeadsTable heads_and_tails_shares(const std::vector<double>& weight, std::int64_t nz, int blocks,
+                                              double overhead, bool rounds = true) {
+  require(blocks > static_cast<std::int64_t>(weight.size()) && blocks <= PlaneHeadsTable::capacity, "blocks", blocks,
           "more blocks than tiles, at most PlaneHeadsTable::capacity");
-  std::vector<double> weight(static_cast<std::size_t>(t.tiles), 1.0);
   double total = 0;
-  for (std::int64_t k = 0; k < t.tiles; ++k) {
-    if (weighted) weight[k] = plane_tile_weight(t, plane_tile(t, k), nx, ny, width);
-    total += weight[k] * double(nz);
-  }
+  for (double w : weight) total += w * double(nz);
   // The last tail block's cost falls as the heads grow: bisect for the head cost where it is a
   // head's (the table is valid, every plane once, whatever the head cost).
   double lo = 0, hi = 2 * total / blocks + overhead, last = 0;
@@ -351,6 +345,18 @@ inline PlaneHeadsTable heads_and_tails_shares(const PlaneTiling& t, std::int64_t
     (last > mid + overhead ? lo : hi) = mid;
   }
   return heads_and_tails_at(weight, nz, blocks, hi, overhead, rounds, &last);
+}
+
+//! The heads-and-tails table of all `t.tiles` tiles of an nx × ny × nz box over `blocks` blocks,
+//! each tile's planes weighing `plane_tile_weight` (1 where `weighted` is false). Host
+//! arithmetic, once a box (`cached_heads_and_tails`).
+inline PlaneHeadsTable heads_and_tails_shares(const PlaneTiling& t, std::int64_t nx, std::int64_t ny, std::int64_t nz,
+                                              int width, int blocks, double overhead, bool weighted = true,
+                                              bool rounds = true) {
+  std::vector<double> weight(static_cast<std::size_t>(t.tiles), 1.0);
+  if (weighted)
+    for (std::int64_t k = 0; k < t.tiles; ++k) weight[k] = plane_tile_weight(t, plane_tile(t, k), nx, ny, width);
+  return heads_and_tails_shares(weight, nz, blocks, overhead, rounds);
 }
 
 //! `heads_and_tails_shares` of the launch (weighted, in rounds, a piece's warm-up costing

@@ -215,17 +215,19 @@ inline constexpr bool plane_stream_weighted = true;
 #endif
 inline constexpr int plane_stream_weighted_min_depth = 4;
 inline constexpr int plane_stream_weighted_min_planes = 128;
-//! Heads and tails (`PlaneHeadsTable`, strategy/plane_schedule.hpp): where the chosen schedule
-//! would weight stream-K's shares and the tiles are fewer than the resident blocks, from depth
-//! `plane_stream_heads_min_depth`, every tile's first share starts at plane 1 together, and the
-//! tails follow in rounds, so that vertical neighbours stream the same planes at the same time and
-//! share their ghost rows through L2. A piece after a block's first is modelled as costing
-//! `plane_stream_piece_overhead` planes a level of depth more (its warm-up: the blocks of two
-//! pieces took 2.1% longer than those of one at 512³, D = 4, 364.6 planes a block, on the H200;
-//! 2.3% on an H100). Measured by relax_study_plane_balance --aligned at 512³, float32, against
-//! stream-K weighted: on an H100 (2026-12-05, docs/results/h100/logs/heads_and_tails_study.txt)
-//! D = 4 566.1 -> 713.8 G updates/s, D = 3 461.4 -> 544.2 (with a piece's overhead of 2D planes;
-//! 4D: 705.4 and 535.5).
+//! Heads and tails (`PlaneHeadsTable`, strategy/plane_schedule.hpp): where the launch runs
+//! stream-K with fewer tiles than resident blocks, from depth `plane_stream_heads_min_depth`,
+//! every tile's first share starts at plane 1 together and the tails follow in rounds, so that
+//! vertical neighbours stream the same planes at the same time and share their ghost rows
+//! through L2. A piece after a block's first is modelled as costing `plane_stream_piece_overhead`
+//! planes a level of depth more (its warm-up: blocks of two pieces took 2.1% longer than those of
+//! one at 512³, D = 4, 364.6 planes a block, on the H200; 2.3% on an H100). Measured on the H200
+//! (2026-12-05, relax_study_plane_balance --shares, docs/results/h200/logs/heads_and_tails.txt;
+//! float32, G updates/s, stream-K with equal shares / weighted / heads and tails, bits compared):
+//! 512³ D = 4 747 / 786 / 809; D = 3 613 / 610 / 734; 256³ D = 4 579 / 584 / 632 (48 planes a
+//! block); 333 × 200 × 100 428 / 435 / 466 (20); relax_bench `TemporalBlock4_stream` at 512³
+//! 776.5 -> 795.7 and 798.0 (D = 3: 590.5 -> 664.1). The overhead: 2D planes gave 809.3 at 512³,
+//! D = 4, 4D 798.5 (an H100: 713.8 and 705.4, against weighted stream-K's 566.1).
 #ifdef RELAX_TUNING_PLANE_STREAM_HEADS
 inline constexpr bool plane_stream_heads = RELAX_TUNING_PLANE_STREAM_HEADS;
 #else
