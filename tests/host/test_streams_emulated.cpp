@@ -5,7 +5,8 @@
 // - the 3D plane stream (`agent/plane_stream.cuh`): each tile streamed by one block, down all
 //   planes or in pieces as stream-K cuts them, the tiles folded or whole, the steps checked or
 //   split, the block's warps taking turns in lockstep and apart (a missing barrier shows in the
-//   second);
+//   second); and every block of the heads-and-tails schedule, its pieces one after another as
+//   `plane_stream_h_kernel` walks them;
 // - the 2D column stream (`agent/column_stream.cuh`): each strip streamed by one warp, down all
 //   rows or in segments, b in registers, read again from global memory, or in a shared ring, and
 //   the residual of the iterate it reads folded as the streamed device loop folds it.
@@ -175,6 +176,66 @@ TEST_CASE("the 3D plane stream's agent, emulated on the CPU, equals D reference 
     check_launched<2, double>(e, 2);
     check_launched<3, double>(e, 3);
   }
+}
+
+namespace {
+
+// D steps of u's box as `plane_stream_h_kernel` runs them on `blocks` blocks: heads and tails
+// (`heads_and_tails_shares`, the launch's form), each block's pieces in the order
+// `next_heads_piece` gives them, one after another in one emulated block whose shared memory
+// starts as all-ones bits and is not reset between its pieces (as on the GPU).
+template <int D, class T>
+StoredPieces<T> heads_emulated(const relax::Stencil7<T>& s, const HostGrid<T>& u, const HostGrid<T>& b, int blocks,
+                               relax::testing::Order order, int* rounds) {
+  StoredPieces<T> out(u);
+  const Shape g = shape_of(u.layout());
+  const PlaneTiling tiling = plane_stream_tiling<D, T>(g);
+  const PlaneHeadsTable heads = heads_and_tails_shares(tiling, g.nx, g.ny, g.nz, Lane<T>::width, blocks,
+                                                       relax::tuning::plane_stream_piece_overhead * D);
+  *rounds = heads.rounds;
+  std::vector<Lane<T>> shared(plane_stream_shared_bytes<T>(D) / sizeof(Lane<T>));
+  for (int k = 0; k < blocks; ++k) {
+    std::memset(static_cast<void*>(shared.data()), 0xff, shared.size() * sizeof(Lane<T>));
+    PlaneHeadsCursor cursor;
+    PlanePiece piece{};
+    while (next_heads_piece(heads, k, blocks, tiling.tiles, g.nz, cursor, piece))
+      out.run([&](T* stored) {
+        relax::testing::emulate_block(plane_stream_warps, order, [&](int lane, int warp) {
+          stream_planes<D>(s, origin(u), stored, origin(b), g, plane_tile(tiling, piece.tile), piece.z0, piece.z1,
+                           lane, warp, shared.data());
+        });
+      });
+  }
+  return out;
+}
+
+template <int D, class T>
+void check_heads(const Extents& e, int blocks, bool want_rounds) {
+  const relax::Stencil7<T> s(0.7);
+  HostGrid<T> u(e), b(e);
+  relax::testing::fill_random(u, 31, 0.0, 100.0);
+  relax::testing::fill_random(b, 32, -1.0, 1.0);
+  const HostGrid<T> want = reference_sweeps(s, u, b, D);
+  int rounds = 0;
+  const StoredPieces<T> got = heads_emulated<D>(s, u, b, blocks, relax::testing::Order::warps_apart, &rounds);
+  INFO("box " << e.nx << " x " << e.ny << " x " << e.nz << ", D " << D << ", " << sizeof(T) * 8 << "-bit, "
+              << blocks << " blocks, " << rounds << " rounds of tails, differing points "
+              << relax::testing::count_differences(got.result(), want));
+  CHECK(relax::testing::same_bits(got.result(), want));
+  CHECK(got.misstored() == 0);
+  CHECK((rounds > 0) == want_rounds);
+}
+
+}  // namespace
+
+TEST_CASE("heads and tails, emulated: every block's pieces as the kernel walks them equal D reference sweeps",
+          "[plane_stream][emulated]") {
+  // 250 × 100: 3 columns of tiles (2 whole, the rest folded) by 5 rows at D = 4, 4 rows at D = 3;
+  // with 3 tail blocks more than tiles' worth the tails come in rounds, with many, not.
+  check_heads<4, float>(Extents(250, 100, 40), 16, true);
+  check_heads<4, float>(Extents(250, 100, 40), 30, false);
+  check_heads<3, float>(Extents(250, 100, 40), 14, true);
+  check_heads<4, double>(Extents(130, 60, 24), 9, true);
 }
 
 // The device test's float64 case as it launches it (relax_device_tests, "the 3D stream is exact at
