@@ -435,3 +435,29 @@ TEST_CASE("the chosen stream-K runs heads and tails where the tiles are fewer th
   CHECK_FALSE(use_heads_and_tails(94, 2, 132));   // below the depth stream-K starts at
   CHECK_FALSE(use_heads_and_tails(94, 4, PlaneHeadsTable::capacity + 1));
 }
+
+TEST_CASE("heads and tails refuses bad weights and stays exact for weights far apart", "[plane_schedule]") {
+  CHECK_THROWS(heads_and_tails_shares(std::vector<double>{1.0, 0.0}, 64, 4, 8.0));
+  CHECK_THROWS(heads_and_tails_shares(std::vector<double>{1.0, std::nan("")}, 64, 4, 8.0));
+  CHECK_THROWS(heads_and_tails_shares(std::vector<double>{1.0, 1.0}, 64, 4, -1.0));
+  CHECK_THROWS(heads_and_tails_shares(std::vector<double>{1.0, 1.0}, 64, 2, 8.0));  // no more blocks than tiles
+  // Quotients beyond any integer (head / 1e-12 planes) are clamped, not overflowed: every plane of
+  // each tile still streamed once, counted piece by piece (10⁸ planes a tile).
+  const std::int64_t nz = 100'000'000;
+  const std::vector<double> weight{1e-12, 1.0, 1e6};
+  const PlaneHeadsTable h = heads_and_tails_shares(weight, nz, 5, 8.0);
+  std::vector<std::int64_t> covered(weight.size(), 0);
+  for (std::int64_t k = 0; k < 5; ++k) {
+    PlaneHeadsCursor cursor;
+    PlanePiece piece{};
+    int pieces = 0;
+    while (next_heads_piece(h, k, 5, 3, nz, cursor, piece)) {
+      REQUIRE(++pieces < 100);
+      REQUIRE(piece.z0 >= 1);
+      REQUIRE(piece.z1 > piece.z0);
+      REQUIRE(piece.z1 <= nz + 1);
+      covered[piece.tile] += piece.z1 - piece.z0;
+    }
+  }
+  for (std::int64_t c : covered) CHECK(c == nz);
+}

@@ -276,11 +276,13 @@ inline PlaneHeadsTable heads_and_tails_at(const std::vector<double>& weight, std
   const auto tiles = static_cast<std::int64_t>(weight.size());
   const std::int64_t tails = blocks - tiles;
   PlaneHeadsTable h{};
-  double sum = 0;  // heads rounded so that their planes add up to the sum of head / weight, rounded
+  // Heads rounded so that their planes add up to the sum of head / weight, rounded; rounded and
+  // clamped to [0, nz] as doubles, so that no quotient, however large, overflows an integer.
+  double sum = 0;
   for (std::int64_t k = 0; k < tiles; ++k) {
     const double before = sum;
     sum += head / weight[k];
-    h.value[k] = 1 + std::min<std::int64_t>(nz, std::max<std::int64_t>(0, std::llround(sum) - std::llround(before)));
+    h.value[k] = 1 + static_cast<std::int64_t>(std::min(double(nz), std::max(0.0, std::round(sum) - std::round(before))));
   }
   // A piece costs its planes and `overhead` planes, weighted by its tile; a head is one piece, so
   // each tail block has head + overhead to spend (the last one spends what is left).
@@ -307,7 +309,7 @@ inline PlaneHeadsTable heads_and_tails_at(const std::vector<double>& weight, std
       }
       const std::int64_t planes =
           last ? nz + 1 - z
-               : std::min<std::int64_t>(nz + 1 - z, std::max<std::int64_t>(1, std::llround(want / weight[k] - overhead)));
+               : static_cast<std::int64_t>(std::min(double(nz + 1 - z), std::max(1.0, std::round(want / weight[k] - overhead))));
       z += planes;
       want -= cost(k, planes);
     }
@@ -334,8 +336,12 @@ inline PlaneHeadsTable heads_and_tails_shares(const std::vector<double>& weight,
                                               double overhead, bool rounds = true) {
   require(blocks > static_cast<std::int64_t>(weight.size()) && blocks <= PlaneHeadsTable::capacity, "blocks", blocks,
           "more blocks than tiles, at most PlaneHeadsTable::capacity");
+  require(overhead >= 0 && std::isfinite(overhead), "overhead", overhead, "a finite overhead of at least 0 planes");
   double total = 0;
-  for (double w : weight) total += w * double(nz);
+  for (double w : weight) {
+    require(w > 0 && std::isfinite(w), "weight", w, "positive and finite tile weights");
+    total += w * double(nz);
+  }
   // The last tail block's cost falls as the heads grow: bisect for the head cost where it is a
   // head's (the table is valid, every plane once, whatever the head cost).
   double lo = 0, hi = 2 * total / blocks + overhead, last = 0;
