@@ -131,17 +131,54 @@ const char* kind(const PlaneTiling& t, const PlaneTile& tile) {
   return first_x ? "first x" : last_x ? "last x" : "inner";
 }
 
+// The blocks in order of their time: the block indices, fastest first.
+std::vector<int> by_time(const std::vector<BlockTime>& h) {
+  std::vector<int> order(h.size());
+  for (std::size_t i = 0; i < h.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(),
+            [&](int a, int c) { return h[a].end - h[a].start < h[c].end - h[c].start; });
+  return order;
+}
+
+// The best of three timings of one launch (`launch()`), in ms.
+template <class F>
+float best_of_three(F&& launch) {
+  float best = 1e30f;
+  for (int round = 0; round < 3; ++round) best = std::min(best, study::time_ms(1, launch));
+  return best;
+}
+
+// The 8 fastest and 12 slowest blocks of `order` (`by_time`): time, block, SM, pieces, tiles.
+void print_blocks_by_time(const std::vector<BlockTime>& h, const std::vector<int>& order, const PlaneTiling& tiling) {
+  const int blocks = static_cast<int>(order.size());
+  printf("  blocks by time (us, block, SM, pieces, tiles: kinds):\n");
+  for (int r = 0; r < blocks; ++r) {
+    if (r >= 8 && r < blocks - 12) continue;
+    const BlockTime& b = h[order[r]];
+    printf("    %7.1f  %3d  %3d  %d  %lld..%lld: %s / %s\n", (b.end - b.start) / 1e3, order[r], b.sm, b.pieces,
+           b.first_tile, b.last_tile, kind(tiling, plane_tile(tiling, b.first_tile)),
+           kind(tiling, plane_tile(tiling, b.last_tile)));
+  }
+}
+
 std::vector<BlockTime> fetch(const relax::DeviceBuffer<BlockTime>& times, std::size_t n) {
   std::vector<BlockTime> h(n);
   RELAX_CUDA_CHECK(cudaMemcpy(h.data(), times.data(), n * sizeof(BlockTime), cudaMemcpyDeviceToHost));
   return h;
 }
 
+// Returns whether every timed kernel's output was the library's launch's, bit for bit.
 template <int D>
-void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
+bool study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
   using T = float;
   const Stencil7<T> s(10.0);
   study::Box box(Extents(nx, ny, nz));
+  std::int64_t differing_points = 0;  // over every kernel compared
+  auto differing = [&] {
+    const std::int64_t d = box.differing();
+    differing_points += d;
+    return static_cast<long long>(d);
+  };
   const Shape g = shape_of(box.u.layout());
   constexpr std::size_t bytes = plane_stream_shared_bytes<T>(D);
   const PlaneTiling library = plane_stream_tiling<D, T>(g);
@@ -204,16 +241,12 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
       box.reset();
       launch_plane_stream<D>(s, box.u, box.ref, box.b, nullptr,
                              weighted ? PlaneSchedule::weighted : PlaneSchedule::stream_k);
-      float best = 1e30f;
-      for (int round = 0; round < 3; ++round) {
-        const float ms = study::time_ms(1, [&] {
-          sk<<<blocks, dim3(32, plane_stream_warps), bytes>>>(s, box.u.origin(), box.got.origin(), box.b.origin(), g,
-                                                             tiling, tiling.tiles * g.nz, weighted, table,
-                                                             times.data());
-          RELAX_CUDA_CHECK_LAUNCH();
-        });
-        best = std::min(best, ms);
-      }
+      const float best = best_of_three([&] {
+        sk<<<blocks, dim3(32, plane_stream_warps), bytes>>>(s, box.u.origin(), box.got.origin(), box.b.origin(), g,
+                                                           tiling, tiling.tiles * g.nz, weighted, table,
+                                                           times.data());
+        RELAX_CUDA_CHECK_LAUNCH();
+      });
       h = fetch(times, static_cast<std::size_t>(blocks));
       unsigned long long t0 = ~0ull, t1 = 0;
       double sum = 0, by_pieces[4] = {}, count_by_pieces[4] = {};
@@ -222,28 +255,20 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
         t0 = std::min(t0, b.start), t1 = std::max(t1, b.end), sum += us;
         by_pieces[std::min(b.pieces, 3)] += us, count_by_pieces[std::min(b.pieces, 3)] += 1;
       }
-      std::vector<int> order(blocks);
-      for (int i = 0; i < blocks; ++i) order[i] = i;
-      std::sort(order.begin(), order.end(),
-                [&](int a, int c) { return h[a].end - h[a].start < h[c].end - h[c].start; });
+      const std::vector<int> order = by_time(h);
       const double mean = sum / blocks;
       printf("  stream-K %s, %d blocks, %.1f planes each: kernel %.1f us (events, best of 3: %.1f us, %.1f G/s); "
              "block mean %.1f, min %.1f, max %.1f us; differing %lld\n",
              weighted ? "weighted" : "equal shares", blocks, double(tiling.tiles * g.nz) / blocks, (t1 - t0) / 1e3,
              best * 1e3, double(nx) * ny * nz * D / best / 1e6, mean,
              (h[order.front()].end - h[order.front()].start) / 1e3,
-             (h[order.back()].end - h[order.back()].start) / 1e3, (long long)box.differing());
+             (h[order.back()].end - h[order.back()].start) / 1e3, differing());
       printf("  block mean by pieces (us, blocks):");
       for (int p = 1; p < 4; ++p)
         if (count_by_pieces[p] > 0)
           printf(" %d%s: %.1f (%.0f)", p, p == 3 ? "+" : "", by_pieces[p] / count_by_pieces[p], count_by_pieces[p]);
-      printf("\n  blocks by time (us, pieces, tiles: kinds):\n");
-      for (int r = 0; r < blocks; ++r) {
-        if (r >= 8 && r < blocks - 12) continue;
-        const BlockTime& b = h[order[r]];
-        printf("    %7.1f  %d  %lld..%lld: %s / %s\n", (b.end - b.start) / 1e3, b.pieces, b.first_tile, b.last_tile,
-               kind(tiling, plane_tile(tiling, b.first_tile)), kind(tiling, plane_tile(tiling, b.last_tile)));
-      }
+      printf("\n");
+      print_blocks_by_time(h, order, tiling);
     }
     // Vertical neighbours at the same planes (the thirteenth session's hypothesis): with whole
     // tiles at 512^3 and 132 blocks, six equal shares are five tiles (a row of tiles), so the
@@ -255,18 +280,14 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
       const double share = double(tiling.tiles * g.nz) / k;
       const double row = double(tiling.tiles_x * g.nz) / share;  // shares a row of tiles (whole tiles)
       box.reset();
-      float best = 1e30f;
-      for (int round = 0; round < 3; ++round) {
-        const float ms = study::time_ms(1, [&] {
-          sk<<<k, dim3(32, plane_stream_warps), bytes>>>(s, box.u.origin(), box.got.origin(), box.b.origin(), g,
-                                                        tiling, tiling.tiles * g.nz, false, table, times.data());
-          RELAX_CUDA_CHECK_LAUNCH();
-        });
-        best = std::min(best, ms);
-      }
+      const float best = best_of_three([&] {
+        sk<<<k, dim3(32, plane_stream_warps), bytes>>>(s, box.u.origin(), box.got.origin(), box.b.origin(), g,
+                                                      tiling, tiling.tiles * g.nz, false, table, times.data());
+        RELAX_CUDA_CHECK_LAUNCH();
+      });
       printf("  stream-K equal shares on %d blocks (%.2f planes each, a row of tiles = %.3f shares): %.1f us, "
              "%.1f G/s; differing %lld\n",
-             k, share, row, best * 1e3, double(nx) * ny * nz * D / best / 1e6, (long long)box.differing());
+             k, share, row, best * 1e3, double(nx) * ny * nz * D / best / 1e6, differing());
     }
     // Heads and tails (`heads_and_tails_shares`): vertical neighbours aligned on purpose, folded
     // or not; the library's form (weighted, in rounds, a piece's overhead 2D planes) and others.
@@ -295,15 +316,11 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
       constexpr auto hk = heads_timed<D, Stencil7<T>, T>;
       plane_stream_resident<hk, bytes>(D);
       box.reset();
-      float best = 1e30f;
-      for (int round = 0; round < 3; ++round) {
-        const float ms = study::time_ms(1, [&] {
-          hk<<<blocks, dim3(32, plane_stream_warps), bytes>>>(s, box.u.origin(), box.got.origin(), box.b.origin(), g,
-                                                             tiling, heads, times.data());
-          RELAX_CUDA_CHECK_LAUNCH();
-        });
-        best = std::min(best, ms);
-      }
+      const float best = best_of_three([&] {
+        hk<<<blocks, dim3(32, plane_stream_warps), bytes>>>(s, box.u.origin(), box.got.origin(), box.b.origin(), g,
+                                                           tiling, heads, times.data());
+        RELAX_CUDA_CHECK_LAUNCH();
+      });
       h = fetch(times, static_cast<std::size_t>(blocks));
       double head_sum = 0, tail_sum = 0, lo = 1e30, hi = 0;
       int pieces = 0;
@@ -317,8 +334,8 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
              v.calibrated ? "calibrated" : v.weighted ? "weighted" : "equal", v.rounds ? ", tails in rounds" : "",
              v.overhead, heads.rounds, pieces,
              best * 1e3, double(nx) * ny * nz * D / best / 1e6, head_sum / double(tiling.tiles),
-             tail_sum / double(blocks - tiling.tiles), lo, hi, (long long)box.differing());
-      if (v.weighted && v.overhead == 2.0 * D && v.rounds) {  // the library's form, calibrated: for the next
+             tail_sum / double(blocks - tiling.tiles), lo, hi, differing());
+      if (v.weighted && v.overhead == 2.0 * D && v.rounds) {  // the library's form or calibrated: weights for the next
         std::vector<double> per_plane(static_cast<std::size_t>(tiling.tiles));
         for (std::int64_t k = 0; k < tiling.tiles; ++k)
           per_plane[k] = (h[k].end - h[k].start) / (double(heads.value[k] - 1) + v.overhead);
@@ -326,23 +343,11 @@ void study_box(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
         std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
         measured.assign(per_plane.size(), 1.0);
         for (std::size_t k = 0; k < per_plane.size(); ++k) measured[k] = per_plane[k] / sorted[sorted.size() / 2];
-      }
-      if (v.weighted && v.overhead == 2.0 * D && v.rounds) {  // its blocks by time
-        std::vector<int> order(blocks);
-        for (int i = 0; i < blocks; ++i) order[i] = i;
-        std::sort(order.begin(), order.end(),
-                  [&](int a, int c) { return h[a].end - h[a].start < h[c].end - h[c].start; });
-        printf("  blocks by time (us, block, SM, pieces, tiles: kinds):\n");
-        for (int r = 0; r < blocks; ++r) {
-          if (r >= 6 && r < blocks - 14) continue;
-          const BlockTime& b = h[order[r]];
-          printf("    %7.1f  %3d  %3d  %d  %lld..%lld: %s / %s\n", (b.end - b.start) / 1e3, order[r], b.sm, b.pieces,
-                 b.first_tile, b.last_tile, kind(tiling, plane_tile(tiling, b.first_tile)),
-                 kind(tiling, plane_tile(tiling, b.last_tile)));
-        }
+        print_blocks_by_time(h, by_time(h), tiling);
       }
     }
   }
+  return differing_points == 0;
 }
 
 // The library's launch with stream-K's shares equal in planes and weighted (`weighted_plane_shares`),
@@ -407,16 +412,16 @@ int main(int argc, char** argv) {
   printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
   bool same = true;
   if (argc > 1 && std::strcmp(argv[1], "--aligned") == 0) {  // the 512^3 boxes only
-    study_box<4>(512, 512, 512);
-    study_box<3>(512, 512, 512);
-    return 0;
+    same = study_box<4>(512, 512, 512) && same;
+    same = study_box<3>(512, 512, 512) && same;
+    return same ? 0 : 1;
   }
   for (auto e : {Extents(512, 512, 512), Extents(768, 768, 768), Extents(256, 256, 256), Extents(333, 200, 100)})
     same = compare_shares<4>(e.nx, e.ny, e.nz) && same;
   same = compare_shares<3>(512, 512, 512) && same;
   if (argc > 1 && std::strcmp(argv[1], "--shares") == 0) return same ? 0 : 1;
-  study_box<4>(512, 512, 512);
-  study_box<4>(768, 768, 768);
-  study_box<3>(512, 512, 512);
+  same = study_box<4>(512, 512, 512) && same;
+  same = study_box<4>(768, 768, 768) && same;
+  same = study_box<3>(512, 512, 512) && same;
   return same ? 0 : 1;
 }

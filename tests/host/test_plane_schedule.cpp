@@ -416,10 +416,10 @@ TEST_CASE("heads and tails at 512³, D = 4: one piece a head block, a few a tail
   CHECK(h.value[14] - 1 > 340);
   CHECK(h.value[14] - 1 < 400);
   // Remembered per tiling, box and blocks.
-  const PlaneHeadsTable& again = cached_heads_and_tails(t, 512, 512, 512, 4, 132, 4);
+  const PlaneHeadsTable& again = cached_heads_and_tails(t, 512, 512, 512, 4, 132);
   CHECK(std::equal(again.value, again.value + 133, h.value));
   CHECK(again.rounds == h.rounds);
-  const PlaneHeadsTable& other = cached_heads_and_tails(t, 512, 512, 512, 4, 120, 4);
+  const PlaneHeadsTable& other = cached_heads_and_tails(t, 512, 512, 512, 4, 120);
   CHECK(other.value[120] == t.tiles * 512);
 }
 

@@ -188,7 +188,7 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
   if (heads_blocks > tiles) {
     heads_kernel<<<heads_blocks, block, bytes, stream>>>(
         s, u.origin(), out.origin(), b.origin(), g, tiling,
-        cached_heads_and_tails(tiling, g.nx, g.ny, g.nz, Lane<T>::width, heads_blocks, D));
+        cached_heads_and_tails(tiling, g.nx, g.ny, g.nz, Lane<T>::width, heads_blocks));
   } else if (schedule == PlaneSchedule::weighted || schedule == PlaneSchedule::heads ||
              (stream_k && use_weighted_plane_shares(tiles, g.nz, D, resident))) {
     constexpr auto kernel = plane_stream_w_kernel<D, S, T>;

@@ -366,12 +366,12 @@ inline PlaneHeadsTable heads_and_tails_shares(const PlaneTiling& t, std::int64_t
 }
 
 //! `heads_and_tails_shares` of the launch (weighted, in rounds, a piece's warm-up costing
-//! `tuning::plane_stream_piece_overhead` planes a level of depth `depth`), remembered
-//! (`cached_plane_table`).
+//! `tuning::plane_stream_piece_overhead` planes a level of depth, the depth being the tiling's
+//! ghost rows), remembered (`cached_plane_table`, whose key holds the tiling).
 inline const PlaneHeadsTable& cached_heads_and_tails(const PlaneTiling& t, std::int64_t nx, std::int64_t ny,
-                                                     std::int64_t nz, int width, int blocks, int depth) {
-  return cached_plane_table<PlaneHeadsTable>(t, nx, ny, nz, width, blocks, [&] {  // depth: t.ghost_rows
-    return heads_and_tails_shares(t, nx, ny, nz, width, blocks, tuning::plane_stream_piece_overhead * depth);
+                                                     std::int64_t nz, int width, int blocks) {
+  return cached_plane_table<PlaneHeadsTable>(t, nx, ny, nz, width, blocks, [&] {
+    return heads_and_tails_shares(t, nx, ny, nz, width, blocks, tuning::plane_stream_piece_overhead * t.ghost_rows);
   });
 }
 
