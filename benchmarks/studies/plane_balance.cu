@@ -370,12 +370,23 @@ bool compare_shares(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
     const float heads =
         study::time_ms(reps, [&] { launch_plane_stream<D>(s, box.u, box.got, box.b, nullptr, PlaneSchedule::heads); });
     const long long differing_heads = box.differing();
-    same = same && differing == 0 && differing_heads == 0;
+    box.reset();
+    const float stolen = study::time_ms(
+        reps, [&] { launch_plane_stream<D>(s, box.u, box.got, box.b, nullptr, PlaneSchedule::heads_and_steals); });
+    const long long differing_stolen = box.differing();
+    box.reset();
+    const float tiles_stolen = study::time_ms(
+        reps, [&] { launch_plane_stream<D>(s, box.u, box.got, box.b, nullptr, PlaneSchedule::tiles_and_steals); });
+    const long long differing_tiles_stolen = box.differing();
+    same = same && differing == 0 && differing_heads == 0 && differing_stolen == 0 && differing_tiles_stolen == 0;
     printf("%lldx%lldx%lld D=%d round %d: stream-K equal shares %.3f ms %.1f G/s, weighted %.3f ms %.1f G/s, "
-           "heads and tails %.3f ms %.1f G/s; speed-up over equal: weighted %.3f, heads %.3f; differing %lld, %lld\n",
+           "heads and tails %.3f ms %.1f G/s, heads and tails then steals %.3f ms %.1f G/s, whole tiles then "
+           "steals %.3f ms %.1f G/s; speed-up over equal: weighted %.3f, heads %.3f, heads then steals %.3f, "
+           "tiles then steals %.3f; differing %lld, %lld, %lld, %lld\n",
            (long long)nx, (long long)ny, (long long)nz, D, round, equal, points / equal / 1e6, weighted,
-           points / weighted / 1e6, heads, points / heads / 1e6, equal / weighted, equal / heads, differing,
-           differing_heads);
+           points / weighted / 1e6, heads, points / heads / 1e6, stolen, points / stolen / 1e6, tiles_stolen,
+           points / tiles_stolen / 1e6, equal / weighted, equal / heads, equal / stolen, equal / tiles_stolen,
+           differing, differing_heads, differing_stolen, differing_tiles_stolen);
   }
   // The host's part of a launch (the schedule's queries, its table, the launch call), by schedule:
   // the first kernel of a timed batch waits for it. And the weighted table's arithmetic alone.
@@ -392,7 +403,8 @@ bool compare_shares(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
   using Named = std::pair<const char*, PlaneSchedule>;
   for (const Named& named : {Named{"chosen", PlaneSchedule::chosen}, Named{"segments", PlaneSchedule::segments},
                              Named{"stream-K", PlaneSchedule::stream_k}, Named{"weighted", PlaneSchedule::weighted},
-                             Named{"heads", PlaneSchedule::heads}})
+                             Named{"heads", PlaneSchedule::heads},
+                             Named{"heads then steals", PlaneSchedule::heads_and_steals}})
     printf(" %s %.1f", named.first,
            host_us([&] { launch_plane_stream<D>(s, box.u, box.got, box.b, nullptr, named.second); }));
   const PlaneTiling tiling = plane_stream_tiling<D, float>(shape_of(box.u.layout()));

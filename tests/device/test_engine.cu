@@ -85,8 +85,11 @@ bool check_plane_schedules(const Extents& e) {
   HostGrid<T> want = u, host_scratch = u;
   ref::sweeps(s, want, host_scratch, b, ref::SyncSchedule{}, D, ref::Exec::openmp());
   using relax::detail::PlaneSchedule;
+  // Steals run three times each: which block takes what changes from launch to launch.
   for (PlaneSchedule schedule :
        {PlaneSchedule::segments, PlaneSchedule::stream_k, PlaneSchedule::weighted, PlaneSchedule::heads,
+        PlaneSchedule::heads_and_steals, PlaneSchedule::heads_and_steals, PlaneSchedule::heads_and_steals,
+        PlaneSchedule::tiles_and_steals, PlaneSchedule::tiles_and_steals, PlaneSchedule::tiles_and_steals,
         PlaneSchedule::chosen}) {
     DeviceGrid<T> out = relax::to_device(u, stream);
     relax::detail::launch_plane_stream<D>(s, du, out, db, stream, schedule);
@@ -94,6 +97,15 @@ bool check_plane_schedules(const Extents& e) {
     INFO("box " << e.to_text() << ", D " << D << ", schedule " << static_cast<int>(schedule)
                 << ", differing points " << relax::testing::count_differences(got, want));
     CHECK(relax::testing::same_bits(got, want));
+  }
+  // The launches left every claim word spent (the next launch relies on it).
+  std::vector<unsigned long long> words(relax::detail::PlaneHeadsTable::capacity);
+  RELAX_CUDA_CHECK(cudaMemcpyAsync(words.data(), relax::detail::plane_claim_words(stream),
+                                   words.size() * sizeof(words[0]), cudaMemcpyDeviceToHost, stream));
+  RELAX_CUDA_CHECK(cudaStreamSynchronize(stream));
+  for (unsigned long long w : words) {
+    const relax::detail::PlaneClaim c = relax::detail::unpack_plane_claim(w);
+    CHECK(c.next >= c.end);
   }
   const detail::Shape g = detail::shape_of(du.layout());
   const std::int64_t tiles = detail::plane_stream_tiling<D, T>(g).tiles;
@@ -148,7 +160,7 @@ TEST_CASE("TemporalBlock is exact on rectangular and 3D boxes; BlockAsync matche
     }
 }
 
-TEST_CASE("the 3D stream's schedules (segments, stream-K, weighted, heads and tails) are exact on awkward boxes",
+TEST_CASE("the 3D stream's schedules (segments, stream-K, weighted, heads and tails, steals) are exact on awkward boxes",
           "[engine][tiled][3d][sanitize]") {
   // Fewer planes than resident blocks (a block a plane), one plane, one row and one column, boxes
   // whose stream-K shares cross tiles mid-way (partial tiles on every axis), one whose shares

@@ -34,6 +34,7 @@
 
 #include <relax/agent/async_copy.cuh>
 #include <relax/agent/column_stream.cuh>
+#include <relax/agent/plane_claims.hpp>
 #include <relax/agent/plane_tiling.hpp>
 #include <relax/domain/shape.hpp>
 #include <relax/stencil/traits.hpp>
@@ -88,6 +89,20 @@ constexpr std::size_t plane_stream_shared_bytes(int d) {
   return (edges + planes) * 32 * sizeof(Lane<T>);
 }
 
+//! How far a piece streams: to its `z1` (the default), or as far as the block claims from its
+//! claim word (`agent/plane_claims.hpp`), `z1` then being the end of what it has claimed so far.
+struct FixedEnd {};
+struct ClaimedEnd {
+  unsigned long long* word;  //!< the block's claim word (global memory)
+  int* shared_end;           //!< a shared int: where a claim leaves the claimed end for the block
+};
+
+//! Planes claimed at a time (`ClaimedEnd`). A claim is issued when 6 steps are left before the
+//! stream would stop fetching planes, and its end is known two step pairs later: a chunk of at
+//! least 8 planes keeps the claims ahead of the stream.
+inline constexpr int plane_claim_chunk = tuning::plane_stream_steal_chunk;
+static_assert(plane_claim_chunk >= 8, "relax: a chunk of claimed planes shorter than a claim's round trip");
+
 //! Calls `f(std::integral_constant<int, t>{})` for t = First .. Last.
 template <int First, int Last, class F>
 __device__ __forceinline__ void for_each_level(F&& f) {
@@ -104,12 +119,14 @@ __device__ __forceinline__ void for_each_level(F&& f) {
 //! `plane_stream_shared_bytes<T>(D)` of shared memory. u is read through L2 only, so a caller may
 //! write it between calls (the device loop does). `Split`: `tuning::plane_stream_split`, which
 //! see. `Folded` false: `tile` is whole (one segment of 32 lanes), which the code then takes as
-//! constants (the persistent loops, whose kernels are as before folding came in).
-template <int D, bool Split = tuning::plane_stream_split, bool Folded = true, class S, class T>
+//! constants (the persistent loops, whose kernels are as before folding came in). `end`:
+//! `FixedEnd`, or `ClaimedEnd` to stream on while the block's claims on its word extend the piece
+//! (stealing, `agent/plane_claims.hpp`).
+template <int D, bool Split = tuning::plane_stream_split, bool Folded = true, class End = FixedEnd, class S, class T>
 __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restrict__ out,
                                               const T* __restrict__ b, const Shape& g, const PlaneTile& tile,
                                               std::int64_t z0, std::int64_t z1, int lane, int warp,
-                                              Lane<T>* shared) {
+                                              Lane<T>* shared, const End& claims = {}) {
   constexpr int W = Lane<T>::width;
   constexpr int RW = plane_rows_per_warp;
   constexpr int NW = plane_stream_warps;
@@ -161,7 +178,9 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
   asm volatile("" : "+r"(keeps));  // kept in a register: ptxas otherwise rebuilds it at every level
   const std::int64_t base = i0 * g.pitch + x;  // the lane's first point of row i0 in plane 0
   const int nz = static_cast<int>(g.nz);       // the launch checks that planes fit an int
-  const int kz0 = static_cast<int>(z0), kz1 = static_cast<int>(z1);
+  constexpr bool claimed = std::is_same_v<End, ClaimedEnd>;
+  const int kz0 = static_cast<int>(z0);
+  int kz1 = static_cast<int>(z1);  // with claims, the end of the planes claimed so far
   // Rows of plane k the lane copies: u where row and column are in the grid, b where interior.
   const unsigned u_rows = col_grid != 0 ? row_grid : 0u, b_rows = col_interior != 0 ? row_interior : 0u;
 
@@ -210,7 +229,8 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
     return g.point<3>(k, i, j);
   };
 
-  const int first = kz0 - D, end = kz1 + D;  // steps [first, end)
+  const int first = kz0 - D;
+  int end = kz1 + D;  // steps [first, end)
   // The first step reads the edge rows of the parity before it: zeros.
   for (int t = 0; t < D; ++t)
     for (int side = 0; side < 2; ++side) edge((first - 1) & 1, t, warp, side) = Lane<T>{};
@@ -322,7 +342,28 @@ __device__ __forceinline__ void stream_planes(const S& s, const T* u, T* __restr
   for (int t = 0; t < D; ++t)
 #pragma unroll
     for (int r = 0; r < RW; ++r) even[t][r] = odd[t][r] = Lane<T>{};
+  // Claims (`ClaimedEnd`), one step pair at a time: 0, none in flight: thread (0, 0) issues one
+  // when 6 steps are left before the stream would stop fetching; 1, in flight: it leaves the end
+  // it claimed in shared memory (the step pair's barriers show it to the block); 2: every thread
+  // takes the end, and 3 once a claim got nothing (the word was spent or cut at the claimed end).
+  int claim_state = 0;
+  unsigned long long claim_old = 0;
   for (int k = first; k < end; k += 2) {
+    if constexpr (claimed) {
+      const bool leader = lane == 0 && warp == 0;
+      if (claim_state == 2) {
+        const int z = *claims.shared_end;
+        claim_state = z > kz1 ? 0 : 3;
+        kz1 = z;
+        end = kz1 + D;
+      } else if (claim_state == 1) {
+        if (leader) *claims.shared_end = static_cast<int>(plane_claimed_end(claim_old, kz1, plane_claim_chunk));
+        claim_state = 2;
+      } else if (claim_state == 0 && k + 6 >= end) {
+        if (leader) claim_old = atomicAdd(claims.word, plane_claim_increment(plane_claim_chunk));
+        claim_state = 1;
+      }
+    }
     if constexpr (split) {
       // Steps k and k + 1 compute planes k - D .. k: where those all lie in [1, nz], past the
       // stream's warm-up, neither checks its plane. Checked: the first 2D steps (the warm-up,

@@ -22,11 +22,15 @@
 #include <relax/strategy/traits.hpp>
 #include <relax/strategy/tuning.hpp>
 
+#include <cuda/atomic>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
+#include <mutex>
 #include <type_traits>
 #include <utility>
 
@@ -127,6 +131,83 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
                      reinterpret_cast<Lane<T>*>(queue_bytes));
 }
 
+//! A block's pieces with steals (`agent/plane_claims.hpp`): each piece is published in the
+//! block's claim word and streamed as far as the block's claims on it go; after its own pieces
+//! (heads and tails where `Heads`, else tiles blockIdx.x, blockIdx.x + blocks, ... whole) the
+//! block steals the upper part of the piece with the most planes left until no piece has enough.
+//! `words` holds a spent word per block (zeros, or what the last launch left).
+template <int D, class S, class T, bool Heads>
+__global__ void __launch_bounds__(32 * plane_stream_warps, 1)
+    plane_stream_s_kernel(S s, const T* __restrict__ u, T* __restrict__ out, const T* __restrict__ b, Shape g,
+                          PlaneTiling tiling, const PlaneHeadsTable heads, unsigned long long* words) {
+  extern __shared__ __align__(16) unsigned char queue_bytes[];
+  __shared__ int claimed_end;
+  __shared__ unsigned long long stolen;  // the word a steal took (its tile and planes), 0: none
+  Lane<T>* const queue = reinterpret_cast<Lane<T>*>(queue_bytes);
+  unsigned long long* const own = words + blockIdx.x;
+  const bool leader = threadIdx.x == 0 && threadIdx.y == 0;
+  auto stream = [&](std::int64_t tile, std::int64_t z0, std::int64_t z1) {
+    const std::uint64_t published = plane_claim_published(tile, z0, z1, plane_claim_chunk);
+    if (leader) cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*own).store(
+        published, cuda::std::memory_order_relaxed);
+    stream_planes<D, tuning::plane_stream_split, true, ClaimedEnd>(
+        s, u, out, b, g, plane_tile(tiling, tile), z0, unpack_plane_claim(published).next, threadIdx.x, threadIdx.y,
+        queue, ClaimedEnd{own, &claimed_end});
+  };
+  if constexpr (Heads) {
+    PlaneHeadsCursor cursor;
+    PlanePiece piece;
+    while (next_heads_piece(heads, blockIdx.x, gridDim.x, tiling.tiles, g.nz, cursor, piece))
+      stream(piece.tile, piece.z0, piece.z1);
+  } else {
+    for (std::int64_t tile = blockIdx.x; tile < tiling.tiles; tile += gridDim.x) stream(tile, 1, g.nz + 1);
+  }
+  constexpr int overhead = static_cast<int>(tuning::plane_stream_piece_overhead * D + 0.5);
+  for (;;) {
+    if (threadIdx.y == 0) {
+      // Warp 0 looks for the piece with the most planes to take and cuts it (a bounded number of
+      // tries: a swap fails only where its victim claimed or was stolen from meanwhile).
+      unsigned long long got = 0;
+      for (int attempt = 0; attempt < 64 && got == 0; ++attempt) {
+        std::int64_t most = 0;
+        int victim = 0;
+        for (int v = threadIdx.x; v < static_cast<int>(gridDim.x); v += 32) {
+          const std::uint64_t w = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(words[v]).load(
+              cuda::std::memory_order_relaxed);
+          const std::int64_t planes = plane_steal_planes(w, overhead, tuning::plane_stream_steal_lag,
+                                                         tuning::plane_stream_steal_least);
+          if (planes > most) most = planes, victim = v;
+        }
+        for (int offset = 16; offset > 0; offset /= 2) {
+          const std::int64_t other = __shfl_down_sync(0xffffffffu, most, offset);
+          const int other_victim = __shfl_down_sync(0xffffffffu, victim, offset);
+          if (other > most) most = other, victim = other_victim;
+        }
+        most = __shfl_sync(0xffffffffu, most, 0);
+        victim = __shfl_sync(0xffffffffu, victim, 0);
+        if (most == 0) break;  // nothing left worth a warm-up
+        if (threadIdx.x == 0) {
+          cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> word(words[victim]);
+          unsigned long long w = word.load(cuda::std::memory_order_relaxed);
+          const std::int64_t planes = plane_steal_planes(w, overhead, tuning::plane_stream_steal_lag,
+                                                         tuning::plane_stream_steal_least);
+          if (planes > 0 && word.compare_exchange_strong(w, plane_claim_cut(w, planes), cuda::std::memory_order_relaxed)) {
+            const PlaneClaim c = unpack_plane_claim(w);
+            got = pack_plane_claim({c.tile, c.end - planes, c.end});
+          }
+        }
+        got = __shfl_sync(0xffffffffu, got, 0);
+      }
+      if (threadIdx.x == 0) stolen = got;
+    }
+    __syncthreads();
+    const std::uint64_t got = stolen;
+    if (got == 0) break;
+    const PlaneClaim c = unpack_plane_claim(got);
+    stream(c.tile, c.next, c.end);  // its first barrier comes after every thread has read `stolen`
+  }
+}
+
 //! The 3D stream's loads are aligned vectors: the interior of every row starts 16 bytes aligned,
 //! and a row's lead padding holds the ghost columns left of point 0 (what `GridLayout::of` makes);
 //! it counts planes in int.
@@ -164,6 +245,31 @@ std::int64_t plane_stream_resident(int depth) {
   return static_cast<std::int64_t>(blocks) * current_sm_count();
 }
 
+// The claim words of the 3D stream's steals on `stream` (`PlaneHeadsTable::capacity` of them, all
+// spent), made at the stream's first launch with steals and kept for the process (2 KiB a stream
+// and device, by CUDA's stream id, which no later stream takes over, so a launch of a destroyed
+// stream still running cannot share them); nullptr while `stream` is being captured into a
+// graph, whose replays could run side by side: such a launch runs without steals.
+inline unsigned long long* plane_claim_words(cudaStream_t stream) {
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  RELAX_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
+  if (capturing != cudaStreamCaptureStatusNone) return nullptr;
+  unsigned long long id = 0;
+  RELAX_CUDA_CHECK(cudaStreamGetId(stream, &id));
+  int device = 0;
+  RELAX_CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex lock;
+  static std::map<std::pair<int, unsigned long long>, unsigned long long*> made;
+  const std::lock_guard<std::mutex> hold(lock);
+  unsigned long long*& words = made[{device, id}];
+  if (words == nullptr) {
+    constexpr std::size_t bytes = sizeof(unsigned long long) * PlaneHeadsTable::capacity;
+    RELAX_CUDA_CHECK(cudaMalloc(&words, bytes));
+    RELAX_CUDA_CHECK(cudaMemsetAsync(words, 0, bytes, stream));
+  }
+  return words;
+}
+
 template <int D, class S, class T>
 void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out, const DeviceGrid<T>& b,
                          cudaStream_t stream, PlaneSchedule schedule = PlaneSchedule::chosen) {
@@ -177,19 +283,48 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
   const dim3 block(32, plane_stream_warps);
   const std::int64_t resident = plane_stream_resident<plane_stream_k_kernel<D, S, T>, bytes>(D);
   const bool stream_k = schedule == PlaneSchedule::chosen && use_plane_stream_k(tiles, g.nz, D, resident);
-  // Heads and tails where named or chosen and there are more blocks than tiles; named with no
-  // more blocks than tiles, weighted shares.
+  const bool fits = plane_steals_fit(tiles, g.nz, plane_claim_chunk);
+  const bool named_steals =
+      schedule == PlaneSchedule::heads_and_steals || schedule == PlaneSchedule::tiles_and_steals;
+  require(!named_steals || fits, "nz", g.nz, "a box whose tiles and planes fit the claim words (plane_steals_fit)");
+  if (schedule == PlaneSchedule::tiles_and_steals) {
+    constexpr auto kernel = plane_stream_s_kernel<D, S, T, false>;
+    unsigned long long* const words = plane_claim_words(stream);
+    require(words != nullptr, "stream", 0, "a stream not being captured, for steals named");
+    const int blocks = static_cast<int>(
+        std::min<std::int64_t>(plane_stream_resident<kernel, bytes>(D), PlaneHeadsTable::capacity));
+    kernel<<<blocks, block, bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, tiling, PlaneHeadsTable{},
+                                             words);
+    RELAX_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  // Heads and tails where named or chosen and there are more blocks than tiles, with steals
+  // where named or chosen (`tuning::plane_stream_steals`) and the box fits the claim words; named
+  // with no more blocks than tiles, weighted shares.
   constexpr auto heads_kernel = plane_stream_h_kernel<D, S, T>;
+  constexpr auto steals_kernel = plane_stream_s_kernel<D, S, T, true>;
+  const bool heads = schedule == PlaneSchedule::heads || schedule == PlaneSchedule::heads_and_steals ||
+                     (stream_k && use_heads_and_tails(tiles, D, resident));
+  const bool steals = schedule == PlaneSchedule::heads_and_steals ||
+                      (stream_k && tuning::plane_stream_steals && fits);
+  unsigned long long* const words = heads && steals ? plane_claim_words(stream) : nullptr;
+  require(schedule != PlaneSchedule::heads_and_steals || words != nullptr, "stream", 0,
+          "a stream not being captured, for steals named");
   const int heads_blocks =
-      schedule == PlaneSchedule::heads || (stream_k && use_heads_and_tails(tiles, D, resident))
-          ? static_cast<int>(std::min<std::int64_t>(
-                {plane_stream_resident<heads_kernel, bytes>(D), tiles * g.nz, std::int64_t{PlaneHeadsTable::capacity}}))
-          : 0;
-  if (heads_blocks > tiles) {
+      heads ? static_cast<int>(std::min<std::int64_t>(
+                  {words != nullptr ? plane_stream_resident<steals_kernel, bytes>(D)
+                                    : plane_stream_resident<heads_kernel, bytes>(D),
+                   tiles * g.nz, std::int64_t{PlaneHeadsTable::capacity}}))
+            : 0;
+  if (heads_blocks > tiles && words != nullptr) {
+    steals_kernel<<<heads_blocks, block, bytes, stream>>>(
+        s, u.origin(), out.origin(), b.origin(), g, tiling,
+        cached_heads_and_tails(tiling, g.nx, g.ny, g.nz, Lane<T>::width, heads_blocks), words);
+  } else if (heads_blocks > tiles) {
     heads_kernel<<<heads_blocks, block, bytes, stream>>>(
         s, u.origin(), out.origin(), b.origin(), g, tiling,
         cached_heads_and_tails(tiling, g.nx, g.ny, g.nz, Lane<T>::width, heads_blocks));
-  } else if (schedule == PlaneSchedule::weighted || schedule == PlaneSchedule::heads ||
+  } else if (schedule == PlaneSchedule::weighted || heads ||
              (stream_k && use_weighted_plane_shares(tiles, g.nz, D, resident))) {
     constexpr auto kernel = plane_stream_w_kernel<D, S, T>;
     const int blocks = static_cast<int>(std::min<std::int64_t>(
@@ -214,20 +349,22 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
 // The streaming kernels of depth D for stencil S: the column stream's in 2D; in 3D the plane
 // stream's schedules (segments, stream-K, weighted stream-K, heads and tails).
 template <int D, class S, class T>
-std::array<const void*, 4> kernels_of() {
+std::array<const void*, 6> kernels_of() {
   if constexpr (S::rank == 2)
-    return {reinterpret_cast<const void*>(column_stream_kernel<D, S, T>), nullptr, nullptr, nullptr};
+    return {reinterpret_cast<const void*>(column_stream_kernel<D, S, T>), nullptr, nullptr, nullptr, nullptr, nullptr};
   else
     return {reinterpret_cast<const void*>(plane_stream_kernel<D, S, T>),
             reinterpret_cast<const void*>(plane_stream_k_kernel<D, S, T>),
             reinterpret_cast<const void*>(plane_stream_w_kernel<D, S, T>),
-            reinterpret_cast<const void*>(plane_stream_h_kernel<D, S, T>)};
+            reinterpret_cast<const void*>(plane_stream_h_kernel<D, S, T>),
+            reinterpret_cast<const void*>(plane_stream_s_kernel<D, S, T, true>),
+            reinterpret_cast<const void*>(plane_stream_s_kernel<D, S, T, false>)};
 }
 
 // Loads the kernels of depths 1..8 (see Sweeper::preload).
 template <class S, class T, int... I>
 void preload_column_stream(std::integer_sequence<int, I...>) {
-  const std::array<const void*, 4> kernels[] = {kernels_of<I + 1, S, T>()...};
+  const std::array<const void*, 6> kernels[] = {kernels_of<I + 1, S, T>()...};
   cudaFuncAttributes attributes{};
   for (const auto& of_depth : kernels)
     for (const void* k : of_depth)

@@ -46,8 +46,10 @@ inline std::int64_t plane_segments(std::int64_t tiles, std::int64_t nz, int dept
 //! Which schedule a launch of the 3D stream runs: `chosen` (by `use_plane_stream_k`, then
 //! `use_heads_and_tails` or `use_weighted_plane_shares` for stream-K's shares), or one by name
 //! (for tests and measurements): segments, stream-K with equal shares, with weighted ones, or
-//! heads and tails (weighted shares where the tiles are not fewer than the blocks).
-enum class PlaneSchedule { chosen, segments, stream_k, weighted, heads };
+//! heads and tails (weighted shares where the tiles are not fewer than the blocks), heads and
+//! tails then steals (`agent/plane_claims.hpp`; the chosen schedule where heads and tails are,
+//! with `tuning::plane_stream_steals`), or whole tiles then steals.
+enum class PlaneSchedule { chosen, segments, stream_k, weighted, heads, heads_and_steals, tiles_and_steals };
 
 //! Whether the 3D stream of depth `depth` over `tiles` tiles `nz` planes deep, with `resident`
 //! blocks, runs stream-K: from `tuning::plane_stream_k_min_depth`, where each block's share is at

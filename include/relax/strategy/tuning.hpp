@@ -235,6 +235,20 @@ inline constexpr bool plane_stream_heads = true;
 #endif
 inline constexpr int plane_stream_heads_min_depth = 3;
 inline constexpr double plane_stream_piece_overhead = 2.0;
+//! Steals (`agent/plane_claims.hpp`): after its heads-and-tails shares a block takes the upper
+//! part of the piece with the most planes left, so that the blocks end together where the
+//! shares' cost model is off (at 512³, D = 4 the H200's blocks ended between 606 and 656 µs, mean
+//! 636). A block claims its planes `plane_stream_steal_chunk` at a time; a thief expects its
+//! victim to lag `plane_stream_steal_lag` planes behind what it has claimed, and takes at least
+//! `plane_stream_steal_least` planes.
+#ifdef RELAX_TUNING_PLANE_STREAM_STEALS
+inline constexpr bool plane_stream_steals = RELAX_TUNING_PLANE_STREAM_STEALS;
+#else
+inline constexpr bool plane_stream_steals = true;
+#endif
+inline constexpr int plane_stream_steal_chunk = 8;
+inline constexpr int plane_stream_steal_lag = 6;
+inline constexpr int plane_stream_steal_least = 4;
 
 //! `MultiSolver<DeviceLoop<Sync>, Nvshmem>`: blocks per SM its kernel is compiled for (launch
 //! bounds), by rank. NVSHMEM's device library needs relocatable device code, and there ptxas
