@@ -431,6 +431,7 @@ int main(int argc, char** argv) {
   for (auto e : {Extents(512, 512, 512), Extents(768, 768, 768), Extents(256, 256, 256), Extents(333, 200, 100)})
     same = compare_shares<4>(e.nx, e.ny, e.nz) && same;
   same = compare_shares<3>(512, 512, 512) && same;
+  same = compare_shares<3>(768, 768, 768) && same;
   if (argc > 1 && std::strcmp(argv[1], "--shares") == 0) return same ? 0 : 1;
   same = study_box<4>(512, 512, 512) && same;
   same = study_box<4>(768, 768, 768) && same;

@@ -435,6 +435,23 @@ TEST_CASE("the chosen stream-K runs heads and tails where the tiles are fewer th
   CHECK_FALSE(use_heads_and_tails(94, 4, PlaneHeadsTable::capacity + 1));
 }
 
+TEST_CASE("the chosen stream-K steals where a block's share is long", "[plane_schedule]") {
+  // On an H100 (relax_study_plane_balance --shares, float32, D = 4): 512³ (94 tiles, 365 planes a
+  // block) heads then steals 1.032 of heads alone, D = 3 1.083; 768³ (208 tiles, 1210 planes a
+  // block) whole tiles then steals 1.25 of weighted shares; 256³ (48 planes a block) 0.78 of
+  // heads alone, 333 × 200 × 100 (20) 0.70.
+  const bool on = relax::tuning::plane_stream_steals;
+  CHECK(use_plane_steals(94, 512, 4, 132) == on);
+  CHECK(use_plane_steals(87, 512, 3, 132) == on);
+  CHECK(use_plane_steals(208, 768, 4, 132) == on);
+  CHECK_FALSE(use_plane_steals(25, 256, 4, 132));  // 48 planes a block
+  CHECK_FALSE(use_plane_steals(27, 100, 4, 132));
+  CHECK_FALSE(use_plane_steals(94, 512, 2, 132));  // below the depth heads and tails start at
+  CHECK_FALSE(use_plane_steals(94, 512, 4, PlaneHeadsTable::capacity + 1));
+  CHECK_FALSE(use_plane_steals(1, plane_claim_max_plane, 4, 1));  // planes beyond the claim words
+  CHECK_FALSE(use_plane_steals(plane_claim_max_tiles, 512, 4, 132));
+}
+
 TEST_CASE("heads and tails refuses bad weights and stays exact for weights far apart", "[plane_schedule]") {
   CHECK_THROWS(heads_and_tails_shares(std::vector<double>{1.0, 0.0}, 64, 4, 8.0));
   CHECK_THROWS(heads_and_tails_shares(std::vector<double>{1.0, std::nan("")}, 64, 4, 8.0));

@@ -131,6 +131,70 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
                      reinterpret_cast<Lane<T>*>(queue_bytes));
 }
 
+//! Warp 0 of a block out of pieces: the upper part of another block's piece, cut from its claim
+//! word (`agent/plane_claims.hpp`), as a word of its own (tile, first plane, end); 0 where no
+//! piece has planes worth a warm-up. Of the pieces with at least half the most planes to take it
+//! cuts the one at the block's turn, so that blocks out of work together do not all swap on one
+//! word; a swap fails only where its victim claimed or was stolen from meanwhile, and the tries
+//! are bounded. Not inlined: its registers stay out of the stream's.
+template <int D>
+__device__ __noinline__ unsigned long long steal_planes(unsigned long long* words) {
+  constexpr int overhead = static_cast<int>(tuning::plane_stream_piece_overhead * D + 0.5);
+  constexpr int per_lane = PlaneHeadsTable::capacity / 32;
+  auto planes_of = [](std::uint64_t w) {  // below 2^24
+    return static_cast<int>(
+        plane_steal_planes(w, overhead, tuning::plane_stream_steal_lag, tuning::plane_stream_steal_least));
+  };
+  unsigned long long got = 0;
+  for (int attempt = 0; attempt < 64 && got == 0; ++attempt) {
+    int planes[per_lane];
+    int most = 0;
+#pragma unroll
+    for (int i = 0; i < per_lane; ++i) {
+      const int v = threadIdx.x + 32 * i;
+      planes[i] = v < static_cast<int>(gridDim.x)
+                      ? planes_of(cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(words[v]).load(
+                            cuda::std::memory_order_relaxed))
+                      : 0;
+      most = planes[i] > most ? planes[i] : most;
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+      const int other = __shfl_xor_sync(0xffffffffu, most, offset);
+      most = other > most ? other : most;
+    }
+    if (most == 0) break;
+    unsigned candidates[per_lane];
+    int count = 0;
+#pragma unroll
+    for (int i = 0; i < per_lane; ++i) {
+      candidates[i] = __ballot_sync(0xffffffffu, planes[i] > 0 && 2 * planes[i] >= most);
+      count += __popc(candidates[i]);
+    }
+    int pick = static_cast<int>((blockIdx.x + attempt) % count), victim = 0;
+#pragma unroll
+    for (int i = 0; i < per_lane; ++i) {
+      const int here = __popc(candidates[i]);
+      if (pick >= 0 && pick < here) {
+        unsigned m = candidates[i];
+        for (int j = 0; j < pick; ++j) m &= m - 1;
+        victim = 32 * i + __ffs(m) - 1;
+      }
+      pick -= here;
+    }
+    if (threadIdx.x == 0) {
+      cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> word(words[victim]);
+      unsigned long long w = word.load(cuda::std::memory_order_relaxed);
+      const int taken = planes_of(w);
+      if (taken > 0 && word.compare_exchange_strong(w, plane_claim_cut(w, taken), cuda::std::memory_order_relaxed)) {
+        const PlaneClaim c = unpack_plane_claim(w);
+        got = pack_plane_claim({c.tile, c.end - taken, c.end});
+      }
+    }
+    got = __shfl_sync(0xffffffffu, got, 0);
+  }
+  return got;
+}
+
 //! A block's pieces with steals (`agent/plane_claims.hpp`): each piece is published in the
 //! block's claim word and streamed as far as the block's claims on it go; after its own pieces
 //! (heads and tails where `Heads`, else tiles blockIdx.x, blockIdx.x + blocks, ... whole) the
@@ -144,15 +208,15 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
   __shared__ int claimed_end;
   __shared__ unsigned long long stolen;  // the word a steal took (its tile and planes), 0: none
   Lane<T>* const queue = reinterpret_cast<Lane<T>*>(queue_bytes);
-  unsigned long long* const own = words + blockIdx.x;
+  unsigned long long* const mine = words + blockIdx.x;
   const bool leader = threadIdx.x == 0 && threadIdx.y == 0;
   auto stream = [&](std::int64_t tile, std::int64_t z0, std::int64_t z1) {
     const std::uint64_t published = plane_claim_published(tile, z0, z1, plane_claim_chunk);
-    if (leader) cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*own).store(
+    if (leader) cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*mine).store(
         published, cuda::std::memory_order_relaxed);
     stream_planes<D, tuning::plane_stream_split, true, ClaimedEnd>(
         s, u, out, b, g, plane_tile(tiling, tile), z0, unpack_plane_claim(published).next, threadIdx.x, threadIdx.y,
-        queue, ClaimedEnd{own, &claimed_end});
+        queue, ClaimedEnd{mine, &claimed_end});
   };
   if constexpr (Heads) {
     PlaneHeadsCursor cursor;
@@ -162,42 +226,10 @@ __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
   } else {
     for (std::int64_t tile = blockIdx.x; tile < tiling.tiles; tile += gridDim.x) stream(tile, 1, g.nz + 1);
   }
-  constexpr int overhead = static_cast<int>(tuning::plane_stream_piece_overhead * D + 0.5);
+  // Out of its own pieces: steal.
   for (;;) {
     if (threadIdx.y == 0) {
-      // Warp 0 looks for the piece with the most planes to take and cuts it (a bounded number of
-      // tries: a swap fails only where its victim claimed or was stolen from meanwhile).
-      unsigned long long got = 0;
-      for (int attempt = 0; attempt < 64 && got == 0; ++attempt) {
-        std::int64_t most = 0;
-        int victim = 0;
-        for (int v = threadIdx.x; v < static_cast<int>(gridDim.x); v += 32) {
-          const std::uint64_t w = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(words[v]).load(
-              cuda::std::memory_order_relaxed);
-          const std::int64_t planes = plane_steal_planes(w, overhead, tuning::plane_stream_steal_lag,
-                                                         tuning::plane_stream_steal_least);
-          if (planes > most) most = planes, victim = v;
-        }
-        for (int offset = 16; offset > 0; offset /= 2) {
-          const std::int64_t other = __shfl_down_sync(0xffffffffu, most, offset);
-          const int other_victim = __shfl_down_sync(0xffffffffu, victim, offset);
-          if (other > most) most = other, victim = other_victim;
-        }
-        most = __shfl_sync(0xffffffffu, most, 0);
-        victim = __shfl_sync(0xffffffffu, victim, 0);
-        if (most == 0) break;  // nothing left worth a warm-up
-        if (threadIdx.x == 0) {
-          cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> word(words[victim]);
-          unsigned long long w = word.load(cuda::std::memory_order_relaxed);
-          const std::int64_t planes = plane_steal_planes(w, overhead, tuning::plane_stream_steal_lag,
-                                                         tuning::plane_stream_steal_least);
-          if (planes > 0 && word.compare_exchange_strong(w, plane_claim_cut(w, planes), cuda::std::memory_order_relaxed)) {
-            const PlaneClaim c = unpack_plane_claim(w);
-            got = pack_plane_claim({c.tile, c.end - planes, c.end});
-          }
-        }
-        got = __shfl_sync(0xffffffffu, got, 0);
-      }
+      const unsigned long long got = steal_planes<D>(words);
       if (threadIdx.x == 0) stolen = got;
     }
     __syncthreads();
@@ -283,14 +315,18 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
   const dim3 block(32, plane_stream_warps);
   const std::int64_t resident = plane_stream_resident<plane_stream_k_kernel<D, S, T>, bytes>(D);
   const bool stream_k = schedule == PlaneSchedule::chosen && use_plane_stream_k(tiles, g.nz, D, resident);
-  const bool fits = plane_steals_fit(tiles, g.nz, plane_claim_chunk);
+  // Steals where named or chosen (`use_plane_steals`), on the stream's claim words (none while it
+  // is being captured: the launch then runs as without steals).
   const bool named_steals =
       schedule == PlaneSchedule::heads_and_steals || schedule == PlaneSchedule::tiles_and_steals;
-  require(!named_steals || fits, "nz", g.nz, "a box whose tiles and planes fit the claim words (plane_steals_fit)");
-  if (schedule == PlaneSchedule::tiles_and_steals) {
+  require(!named_steals || plane_steals_fit(tiles, g.nz, plane_claim_chunk), "nz", g.nz,
+          "a box whose tiles and planes fit the claim words (plane_steals_fit)");
+  unsigned long long* const words =
+      named_steals || (stream_k && use_plane_steals(tiles, g.nz, D, resident)) ? plane_claim_words(stream) : nullptr;
+  require(!named_steals || words != nullptr, "stream", 0, "a stream not being captured, for steals named");
+  // Whole tiles then steals where named or chosen with no fewer tiles than blocks.
+  if (words != nullptr && (schedule == PlaneSchedule::tiles_and_steals || (stream_k && tiles >= resident))) {
     constexpr auto kernel = plane_stream_s_kernel<D, S, T, false>;
-    unsigned long long* const words = plane_claim_words(stream);
-    require(words != nullptr, "stream", 0, "a stream not being captured, for steals named");
     const int blocks = static_cast<int>(
         std::min<std::int64_t>(plane_stream_resident<kernel, bytes>(D), PlaneHeadsTable::capacity));
     kernel<<<blocks, block, bytes, stream>>>(s, u.origin(), out.origin(), b.origin(), g, tiling, PlaneHeadsTable{},
@@ -298,18 +334,12 @@ void launch_plane_stream(const S& s, const DeviceGrid<T>& u, DeviceGrid<T>& out,
     RELAX_CUDA_CHECK_LAUNCH();
     return;
   }
-  // Heads and tails where named or chosen and there are more blocks than tiles, with steals
-  // where named or chosen (`tuning::plane_stream_steals`) and the box fits the claim words; named
-  // with no more blocks than tiles, weighted shares.
+  // Heads and tails where named or chosen and there are more blocks than tiles, then steals with
+  // claim words; named with no more blocks than tiles, weighted shares.
   constexpr auto heads_kernel = plane_stream_h_kernel<D, S, T>;
   constexpr auto steals_kernel = plane_stream_s_kernel<D, S, T, true>;
   const bool heads = schedule == PlaneSchedule::heads || schedule == PlaneSchedule::heads_and_steals ||
                      (stream_k && use_heads_and_tails(tiles, D, resident));
-  const bool steals = schedule == PlaneSchedule::heads_and_steals ||
-                      (stream_k && tuning::plane_stream_steals && fits);
-  unsigned long long* const words = heads && steals ? plane_claim_words(stream) : nullptr;
-  require(schedule != PlaneSchedule::heads_and_steals || words != nullptr, "stream", 0,
-          "a stream not being captured, for steals named");
   const int heads_blocks =
       heads ? static_cast<int>(std::min<std::int64_t>(
                   {words != nullptr ? plane_stream_resident<steals_kernel, bytes>(D)

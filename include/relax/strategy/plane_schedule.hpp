@@ -16,6 +16,7 @@
 //! (`weighted_plane_shares`, `tuning::plane_stream_weighted`): tiles at the grid's edges and
 //! folded tiles do not cost what an inner tile does.
 
+#include <relax/agent/plane_claims.hpp>
 #include <relax/agent/plane_tiling.hpp>
 #include <relax/config.hpp>
 #include <relax/core/error.hpp>
@@ -47,8 +48,8 @@ inline std::int64_t plane_segments(std::int64_t tiles, std::int64_t nz, int dept
 //! `use_heads_and_tails` or `use_weighted_plane_shares` for stream-K's shares), or one by name
 //! (for tests and measurements): segments, stream-K with equal shares, with weighted ones, or
 //! heads and tails (weighted shares where the tiles are not fewer than the blocks), heads and
-//! tails then steals (`agent/plane_claims.hpp`; the chosen schedule where heads and tails are,
-//! with `tuning::plane_stream_steals`), or whole tiles then steals.
+//! tails then steals (`agent/plane_claims.hpp`), or whole tiles then steals (both chosen where
+//! `use_plane_steals`).
 enum class PlaneSchedule { chosen, segments, stream_k, weighted, heads, heads_and_steals, tiles_and_steals };
 
 //! Whether the 3D stream of depth `depth` over `tiles` tiles `nz` planes deep, with `resident`
@@ -328,6 +329,19 @@ inline PlaneHeadsTable heads_and_tails_at(const std::vector<double>& weight, std
 inline bool use_heads_and_tails(std::int64_t tiles, int depth, std::int64_t resident) {
   return tuning::plane_stream_heads && depth >= tuning::plane_stream_heads_min_depth && tiles < resident &&
          resident <= PlaneHeadsTable::capacity;
+}
+
+//! Whether the chosen stream-K schedule of depth `depth` over `tiles` tiles `nz` planes deep on
+//! `resident` blocks runs with steals (`agent/plane_claims.hpp`): heads and tails then steals
+//! where the tiles are fewer than the blocks, whole tiles then steals where they are not. With
+//! `tuning::plane_stream_steals`, from `tuning::plane_stream_heads_min_depth`, where a block's
+//! share is at least `tuning::plane_stream_steals_min_planes` planes (a steal costs its thief a
+//! warm-up, and where the shares are short the blocks end together without them), every resident
+//! block has a claim word, and the box fits the claim words.
+inline bool use_plane_steals(std::int64_t tiles, std::int64_t nz, int depth, std::int64_t resident) {
+  return tuning::plane_stream_steals && depth >= tuning::plane_stream_heads_min_depth &&
+         resident <= PlaneHeadsTable::capacity && tiles * nz >= resident * tuning::plane_stream_steals_min_planes &&
+         plane_steals_fit(tiles, nz, tuning::plane_stream_steal_chunk);
 }
 
 //! The heads-and-tails table of tiles whose planes cost `weight` (in inner-tile planes), `nz`

@@ -246,6 +246,7 @@ inline constexpr bool plane_stream_steals = RELAX_TUNING_PLANE_STREAM_STEALS;
 #else
 inline constexpr bool plane_stream_steals = true;
 #endif
+inline constexpr int plane_stream_steals_min_planes = 128;
 inline constexpr int plane_stream_steal_chunk = 8;
 inline constexpr int plane_stream_steal_lag = 6;
 inline constexpr int plane_stream_steal_least = 4;
