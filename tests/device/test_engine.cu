@@ -70,8 +70,13 @@ void check_sweeps(const S& s, const Extents& e, relax::Batch batch, const Schedu
 // the device's shared memory holds no queue of depth D). Heads and tails run wherever the tiles
 // are fewer than the blocks (every box below on an H200 but 1200 × 800 × 3 at D = 4), with heads
 // of no plane where the planes are fewer than the blocks.
-template <int D>
-bool check_plane_schedules(const Extents& e) {
+using relax::detail::PlaneSchedule;
+constexpr PlaneSchedule static_schedules[] = {PlaneSchedule::segments, PlaneSchedule::stream_k, PlaneSchedule::weighted,
+                                              PlaneSchedule::heads, PlaneSchedule::chosen};
+constexpr PlaneSchedule steals_schedules[] = {PlaneSchedule::heads_and_steals, PlaneSchedule::tiles_and_steals};
+
+template <int D, std::size_t N>
+bool check_plane_schedules(const Extents& e, const PlaneSchedule (&schedules)[N], int repeats = 1) {
   using T = float;
   using S = relax::Stencil7<T>;
   namespace detail = relax::detail;
@@ -84,20 +89,15 @@ bool check_plane_schedules(const Extents& e) {
   const DeviceGrid<T> du = relax::to_device(u, stream), db = relax::to_device(b, stream);
   HostGrid<T> want = u, host_scratch = u;
   ref::sweeps(s, want, host_scratch, b, ref::SyncSchedule{}, D, ref::Exec::openmp());
-  using relax::detail::PlaneSchedule;
-  // Steals run three times each: which block takes what changes from launch to launch.
-  for (PlaneSchedule schedule :
-       {PlaneSchedule::segments, PlaneSchedule::stream_k, PlaneSchedule::weighted, PlaneSchedule::heads,
-        PlaneSchedule::heads_and_steals, PlaneSchedule::heads_and_steals, PlaneSchedule::heads_and_steals,
-        PlaneSchedule::tiles_and_steals, PlaneSchedule::tiles_and_steals, PlaneSchedule::tiles_and_steals,
-        PlaneSchedule::chosen}) {
-    DeviceGrid<T> out = relax::to_device(u, stream);
-    relax::detail::launch_plane_stream<D>(s, du, out, db, stream, schedule);
-    const HostGrid<T> got = relax::to_host(out, stream);
-    INFO("box " << e.to_text() << ", D " << D << ", schedule " << static_cast<int>(schedule)
-                << ", differing points " << relax::testing::count_differences(got, want));
-    CHECK(relax::testing::same_bits(got, want));
-  }
+  for (PlaneSchedule schedule : schedules)
+    for (int repeat = 0; repeat < repeats; ++repeat) {
+      DeviceGrid<T> out = relax::to_device(u, stream);
+      relax::detail::launch_plane_stream<D>(s, du, out, db, stream, schedule);
+      const HostGrid<T> got = relax::to_host(out, stream);
+      INFO("box " << e.to_text() << ", D " << D << ", schedule " << static_cast<int>(schedule) << ", repeat "
+                  << repeat << ", differing points " << relax::testing::count_differences(got, want));
+      CHECK(relax::testing::same_bits(got, want));
+    }
   // The launches left every claim word spent (the next launch relies on it).
   std::vector<unsigned long long> words(relax::detail::PlaneHeadsTable::capacity);
   RELAX_CUDA_CHECK(cudaMemcpyAsync(words.data(), relax::detail::plane_claim_words(stream),
@@ -160,30 +160,31 @@ TEST_CASE("TemporalBlock is exact on rectangular and 3D boxes; BlockAsync matche
     }
 }
 
-TEST_CASE("the 3D stream's schedules (segments, stream-K, weighted, heads and tails, steals) are exact on awkward boxes",
+// Fewer planes than resident blocks (a block a plane), one plane, one row and one column, boxes
+// whose stream-K shares cross tiles mid-way (partial tiles on every axis), one whose shares
+// hold several whole tiles of 3 planes, and one where the launch chooses stream-K on an H200.
+// Folded tiles (agent/plane_tiling.hpp) in every box of more than one row of tiles but
+// 1200 × 800 × 3 (whose last tiles store 120 columns). At D = 4: 130 × 200 × 9 folds its 10
+// rest columns 6 rows of tiles at a time (30 of 32 lanes), then the last 3; 176 × 60 × 5 its 56
+// rest columns 2 at a time (16 lanes each), then a last one alone; 1 × 300 × 4 its one column
+// 10 at a time; 144 × 100 × 7 its 24 rest columns 4 at a time (8 lanes each: the whole warp),
+// then a last one alone. Stacked tiles (the last row of tiles' whole tiles, one above the other
+// in a block's warps): 250 × 49 at D = 4 (two of 3 warps each, two warps idle), 370 × 30 at
+// D = 2 (three of 2 warps), 3 and 4 (two of 3 and of 4 warps, and a last tile alone), 370 × 40
+// at D = 1 and 2.
+const Extents schedule_boxes[] = {Extents(33, 17, 5),    Extents(1, 1, 64),     Extents(1, 1, 1),
+                                  Extents(130, 1, 7),    Extents(250, 49, 61),  Extents(121, 25, 300),
+                                  Extents(1200, 800, 3), Extents(250, 49, 400), Extents(130, 200, 9),
+                                  Extents(176, 60, 5),   Extents(1, 300, 4),    Extents(144, 100, 7),
+                                  Extents(370, 30, 6),   Extents(370, 40, 5)};
+
+TEST_CASE("the 3D stream's schedules (segments, stream-K, weighted, heads and tails) are exact on awkward boxes",
           "[engine][tiled][3d][sanitize]") {
-  // Fewer planes than resident blocks (a block a plane), one plane, one row and one column, boxes
-  // whose stream-K shares cross tiles mid-way (partial tiles on every axis), one whose shares
-  // hold several whole tiles of 3 planes, and one where the launch chooses stream-K on an H200.
-  // Folded tiles (agent/plane_tiling.hpp) in every box of more than one row of tiles but
-  // 1200 × 800 × 3 (whose last tiles store 120 columns). At D = 4: 130 × 200 × 9 folds its 10
-  // rest columns 6 rows of tiles at a time (30 of 32 lanes), then the last 3; 176 × 60 × 5 its 56
-  // rest columns 2 at a time (16 lanes each), then a last one alone; 1 × 300 × 4 its one column
-  // 10 at a time; 144 × 100 × 7 its 24 rest columns 4 at a time (8 lanes each: the whole warp),
-  // then a last one alone. Stacked tiles (the last row of tiles' whole tiles, one above the other
-  // in a block's warps): 250 × 49 at D = 4 (two of 3 warps each, two warps idle), 370 × 30 at
-  // D = 2 (three of 2 warps), 3 and 4 (two of 3 and of 4 warps, and a last tile alone), 370 × 40
-  // at D = 1 and 2.
-  const Extents boxes[] = {Extents(33, 17, 5),    Extents(1, 1, 64),     Extents(1, 1, 1),
-                           Extents(130, 1, 7),    Extents(250, 49, 61),  Extents(121, 25, 300),
-                           Extents(1200, 800, 3), Extents(250, 49, 400), Extents(130, 200, 9),
-                           Extents(176, 60, 5),   Extents(1, 300, 4),    Extents(144, 100, 7),
-                           Extents(370, 30, 6),   Extents(370, 40, 5)};
-  for (const Extents& e : boxes) {
-    check_plane_schedules<1>(e);
-    check_plane_schedules<2>(e);
-    const bool chosen3 = check_plane_schedules<3>(e);
-    const bool chosen4 = check_plane_schedules<4>(e);
+  for (const Extents& e : schedule_boxes) {
+    check_plane_schedules<1>(e, static_schedules);
+    check_plane_schedules<2>(e, static_schedules);
+    const bool chosen3 = check_plane_schedules<3>(e, static_schedules);
+    const bool chosen4 = check_plane_schedules<4>(e, static_schedules);
     // 250 × 49 × 400 on 132 SMs: 6 tiles of 400 planes at D = 4 (2 whole tiles across 2 rows of
     // tiles, the last row's 2 stacked in one, and the folded last tiles), 2400 >= 132 · 2 · 9; 5
     // tiles at D = 3, 2000 >= 132 · 2 · 7. The other boxes have fewer than two warm-ups a block.
@@ -194,6 +195,27 @@ TEST_CASE("the 3D stream's schedules (segments, stream-K, weighted, heads and ta
       CHECK_FALSE(chosen3);
       CHECK_FALSE(chosen4);
     }
+  }
+}
+
+// The boxes of the schedules test above (`schedule_boxes`), with steals: heads and tails then
+// steals, and whole tiles then steals (where the tiles are not fewer than the blocks too), three
+// launches each, since which block takes what changes from launch to launch.
+TEST_CASE("the 3D stream's steals are exact on awkward boxes", "[engine][tiled][3d][steals]") {
+  for (const Extents& e : schedule_boxes) {
+    check_plane_schedules<1>(e, steals_schedules, 3);
+    check_plane_schedules<2>(e, steals_schedules, 3);
+    check_plane_schedules<3>(e, steals_schedules, 3);
+    check_plane_schedules<4>(e, steals_schedules, 3);
+  }
+}
+
+// Few enough launches for the sanitizers: a box of more blocks than tiles whose pieces are long
+// enough to steal from, one tile, and more tiles than blocks.
+TEST_CASE("the 3D stream's steals under the sanitizers", "[engine][tiled][3d][steals][sanitize]") {
+  for (const Extents& e : {Extents(250, 49, 61), Extents(1, 1, 64), Extents(1200, 800, 3)}) {
+    check_plane_schedules<1>(e, steals_schedules);
+    check_plane_schedules<4>(e, steals_schedules);
   }
 }
 

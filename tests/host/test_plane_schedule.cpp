@@ -436,10 +436,10 @@ TEST_CASE("the chosen stream-K runs heads and tails where the tiles are fewer th
 }
 
 TEST_CASE("the chosen stream-K steals where a block's share is long", "[plane_schedule]") {
-  // On an H100 (relax_study_plane_balance --shares, float32, D = 4): 512³ (94 tiles, 365 planes a
-  // block) heads then steals 1.032 of heads alone, D = 3 1.083; 768³ (208 tiles, 1210 planes a
-  // block) whole tiles then steals 1.25 of weighted shares; 256³ (48 planes a block) 0.78 of
-  // heads alone, 333 × 200 × 100 (20) 0.70.
+  // On the H200 (relax_study_plane_balance --shares, float32): 512³ (94 tiles, 365 planes a
+  // block) heads then steals 1.015 of heads alone at D = 4, 1.006 at D = 3; 768³ (208 tiles,
+  // 1210 planes a block) whole tiles then steals 1.07 of weighted shares at D = 4, 1.19 at D = 3;
+  // at D = 4, 256³ (48 planes a block) 0.80 of heads alone, 333 × 200 × 100 (20) 0.75.
   const bool on = relax::tuning::plane_stream_steals;
   CHECK(use_plane_steals(94, 512, 4, 132) == on);
   CHECK(use_plane_steals(87, 512, 3, 132) == on);

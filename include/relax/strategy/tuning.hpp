@@ -235,12 +235,19 @@ inline constexpr bool plane_stream_heads = true;
 #endif
 inline constexpr int plane_stream_heads_min_depth = 3;
 inline constexpr double plane_stream_piece_overhead = 2.0;
-//! Steals (`agent/plane_claims.hpp`): after its heads-and-tails shares a block takes the upper
-//! part of the piece with the most planes left, so that the blocks end together where the
-//! shares' cost model is off (at 512³, D = 4 the H200's blocks ended between 606 and 656 µs, mean
-//! 636). A block claims its planes `plane_stream_steal_chunk` at a time; a thief expects its
-//! victim to lag `plane_stream_steal_lag` planes behind what it has claimed, and takes at least
-//! `plane_stream_steal_least` planes.
+//! Steals (`agent/plane_claims.hpp`, `use_plane_steals`): after its own pieces (heads-and-tails
+//! shares, or whole tiles where the tiles are not fewer than the blocks) a block takes the upper
+//! part of another's piece, so that the blocks end together where the shares' cost model is off
+//! (at 512³, D = 4 the H200's blocks ended between 606 and 656 µs, mean 636), where a block's
+//! share is at least `plane_stream_steals_min_planes` planes. A block claims its planes
+//! `plane_stream_steal_chunk` at a time; a thief expects its victim to lag `plane_stream_steal_lag`
+//! planes behind what it has claimed, and takes at least `plane_stream_steal_least` planes.
+//! Measured on the H200 (2026-12-05, relax_study_plane_balance --shares,
+//! docs/results/h200/logs/steals.txt; float32, G updates/s, without / with steals): 512³ D = 4
+//! heads and tails 809.6 / 822.1, D = 3 736.9 / 741.5; 768³ weighted shares / whole tiles then
+//! steals: D = 4 820.7 / 880.7, D = 3 651.8 / 778.8; where the shares are short steals lose
+//! (256³, 48 planes a block: 637.7 / 507.6; 333 × 200 × 100, 20: 451.5 / 337.2). relax_bench
+//! `TemporalBlock4_stream` at 512³ 798.8 -> 816.2 and 815.6.
 #ifdef RELAX_TUNING_PLANE_STREAM_STEALS
 inline constexpr bool plane_stream_steals = RELAX_TUNING_PLANE_STREAM_STEALS;
 #else
