@@ -8,6 +8,7 @@
 #include <relax/strategy/plane_schedule.hpp>
 #include <relax/strategy/tuning.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -65,6 +66,7 @@ struct Block {
   std::uint64_t claim_old = 0;
   int victim = -1;  // a scan's choice, and the word it saw
   std::uint64_t seen = 0;
+  std::size_t attempts = 0;
 };
 
 struct Played {
@@ -118,16 +120,23 @@ Played play(std::int64_t tiles, std::int64_t nz, std::vector<Block> blocks, std:
       }
       continue;
     }
-    if (b.victim < 0) {  // scan: the most planes to take
+    if (b.victim < 0) {  // scan as the kernel's steal_planes: of the pieces with at least half
+                         // the most planes to take, the one at the block's turn
       std::int64_t most = 0;
-      for (std::size_t v = 0; v < words.size(); ++v) {
-        const std::int64_t planes = plane_steal_planes(words[v], overhead, lag, least);
-        if (planes > most) most = planes, b.victim = static_cast<int>(v), b.seen = words[v];
-      }
+      for (std::size_t v = 0; v < words.size(); ++v) most = std::max(most, plane_steal_planes(words[v], overhead, lag, least));
       if (most == 0) {
         b.done = true;
         --left;
+        continue;
       }
+      std::vector<std::size_t> candidates;
+      for (std::size_t v = 0; v < words.size(); ++v) {
+        const std::int64_t planes = plane_steal_planes(words[v], overhead, lag, least);
+        if (planes > 0 && 2 * planes >= most) candidates.push_back(v);
+      }
+      const std::size_t v = candidates[(k + b.attempts++) % candidates.size()];
+      b.victim = static_cast<int>(v);
+      b.seen = words[v];
       continue;
     }
     // The swap, against what the scan saw (the kernel reloads the word first: a later copy).
@@ -137,6 +146,7 @@ Played play(std::int64_t tiles, std::int64_t nz, std::vector<Block> blocks, std:
       words[static_cast<std::size_t>(b.victim)] = plane_claim_cut(w, planes);
       const PlaneClaim c = unpack_plane_claim(w);
       ++out.steals;
+      b.attempts = 0;  // the kernel counts its tries afresh at each steal
       start(k, c.tile, c.end - planes, c.end);
     }
     b.victim = -1;

@@ -6,8 +6,8 @@
 //! The heads-and-tails shares (`PlaneHeadsTable`) are equal in modelled cost, and the model is
 //! off by a few percent per tile: at 512³, D = 4 on the H200 the blocks ended between 606 and 656
 //! µs (mean 636), and the launch lasts as long as the last. With steals a block that has streamed
-//! its shares takes the upper part of the piece with the most planes left, so the blocks end
-//! together whatever the model says.
+//! its shares takes the upper part of a piece with planes to spare (`plane_stream_s_kernel`), so
+//! the blocks end together whatever the model says.
 //!
 //! Each block owns one claim word, for the piece it streams: its tile, `next` (the first plane it
 //! has not claimed) and `end` (one past the piece's last plane). The owner claims its planes a

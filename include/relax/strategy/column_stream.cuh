@@ -198,7 +198,7 @@ __device__ __noinline__ unsigned long long steal_planes(unsigned long long* word
 //! A block's pieces with steals (`agent/plane_claims.hpp`): each piece is published in the
 //! block's claim word and streamed as far as the block's claims on it go; after its own pieces
 //! (heads and tails where `Heads`, else tiles blockIdx.x, blockIdx.x + blocks, ... whole) the
-//! block steals the upper part of the piece with the most planes left until no piece has enough.
+//! block steals (`steal_planes`) until no piece has planes worth a warm-up.
 //! `words` holds a spent word per block (zeros, or what the last launch left).
 template <int D, class S, class T, bool Heads>
 __global__ void __launch_bounds__(32 * plane_stream_warps, 1)
