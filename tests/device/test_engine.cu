@@ -210,6 +210,22 @@ TEST_CASE("the 3D stream's steals are exact on awkward boxes", "[engine][tiled][
   }
 }
 
+TEST_CASE("the 3D stream's claim words: one buffer a stream, none while capturing", "[engine][3d][steals]") {
+  relax::Stream first, second;
+  unsigned long long* const words = relax::detail::plane_claim_words(first);
+  CHECK(words != nullptr);
+  CHECK(relax::detail::plane_claim_words(first) == words);
+  CHECK(relax::detail::plane_claim_words(second) != words);
+  CHECK(relax::detail::plane_claim_words(second) != nullptr);
+  // A graph's replays could run side by side on one buffer: a launch being captured gets none.
+  RELAX_CUDA_CHECK(cudaStreamBeginCapture(first, cudaStreamCaptureModeThreadLocal));
+  unsigned long long* const captured = relax::detail::plane_claim_words(first);
+  cudaGraph_t graph = nullptr;
+  RELAX_CUDA_CHECK(cudaStreamEndCapture(first, &graph));
+  if (graph != nullptr) RELAX_CUDA_CHECK(cudaGraphDestroy(graph));
+  CHECK(captured == nullptr);
+}
+
 // Few enough launches for the sanitizers: a box of more blocks than tiles whose pieces are long
 // enough to steal from, one tile, and more tiles than blocks.
 TEST_CASE("the 3D stream's steals under the sanitizers", "[engine][tiled][3d][steals][sanitize]") {

@@ -22,6 +22,7 @@
 #include <relax/strategy/traits.hpp>
 #include <relax/strategy/tuning.hpp>
 
+#include <cuda.h>
 #include <cuda/atomic>
 
 #include <algorithm>
@@ -277,23 +278,47 @@ std::int64_t plane_stream_resident(int depth) {
   return static_cast<std::int64_t>(blocks) * current_sm_count();
 }
 
+// The id of the current CUDA context, unique for the life of the process (`cuCtxGetId`, through
+// the runtime's driver entry points: no link to the driver library).
+inline unsigned long long current_context_id() {
+  using GetCurrent = CUresult (*)(CUcontext*);
+  using GetId = CUresult (*)(CUcontext, unsigned long long*);
+  static const std::pair<GetCurrent, GetId> entry = [] {
+    void* current = nullptr;
+    void* id = nullptr;
+    cudaDriverEntryPointQueryResult found_current{}, found_id{};
+    RELAX_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &current, 12000, cudaEnableDefault,
+                                                      &found_current));
+    RELAX_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuCtxGetId", &id, 12000, cudaEnableDefault, &found_id));
+    require(found_current == cudaDriverEntryPointSuccess && found_id == cudaDriverEntryPointSuccess, "driver", 0,
+            "a CUDA driver with cuCtxGetCurrent and cuCtxGetId (CUDA 12.0 or later)");
+    return std::pair<GetCurrent, GetId>{reinterpret_cast<GetCurrent>(current), reinterpret_cast<GetId>(id)};
+  }();
+  CUcontext context = nullptr;
+  unsigned long long value = 0;
+  require(entry.first(&context) == CUDA_SUCCESS && context != nullptr && entry.second(context, &value) == CUDA_SUCCESS,
+          "context", 0, "a current CUDA context (the runtime makes the device's primary context current)");
+  return value;
+}
+
 // The claim words of the 3D stream's steals on `stream` (`PlaneHeadsTable::capacity` of them, all
-// spent), made at the stream's first launch with steals and kept for the process (2 KiB a stream
-// and device, by CUDA's stream id, which no later stream takes over, so a launch of a destroyed
-// stream still running cannot share them); nullptr while `stream` is being captured into a
-// graph, whose replays could run side by side: such a launch runs without steals.
+// spent), made at the stream's first launch with steals and kept for the process: 2 KiB a stream,
+// by the ids of the current context and of the stream, which no later context or stream takes
+// over. So a launch of a destroyed stream still running cannot share them with a new stream's,
+// and after a device reset (a new primary context, the old words freed with the old one) a
+// stream gets new words. nullptr while `stream` is being captured into a graph, whose replays
+// could run side by side: such a launch runs without steals.
 inline unsigned long long* plane_claim_words(cudaStream_t stream) {
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   RELAX_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
   if (capturing != cudaStreamCaptureStatusNone) return nullptr;
   unsigned long long id = 0;
   RELAX_CUDA_CHECK(cudaStreamGetId(stream, &id));
-  int device = 0;
-  RELAX_CUDA_CHECK(cudaGetDevice(&device));
+  const unsigned long long context = current_context_id();
   static std::mutex lock;
-  static std::map<std::pair<int, unsigned long long>, unsigned long long*> made;
+  static std::map<std::pair<unsigned long long, unsigned long long>, unsigned long long*> made;
   const std::lock_guard<std::mutex> hold(lock);
-  unsigned long long*& words = made[{device, id}];
+  unsigned long long*& words = made[{context, id}];
   if (words == nullptr) {
     constexpr std::size_t bytes = sizeof(unsigned long long) * PlaneHeadsTable::capacity;
     RELAX_CUDA_CHECK(cudaMalloc(&words, bytes));
