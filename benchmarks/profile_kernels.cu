@@ -80,8 +80,11 @@ int main(int argc, char** argv) {
   cases.push_back(launch_once<S3, relax::Sync>("sync3d_N512", "sync_sweep_kernel", 512, 1, 12));
   cases.push_back(launch_once<S3, relax::TemporalBlock<2, relax::Tile<32, 8, 4>>>(
       "temporal3d2_tile32x8x4_N512", "tiled_sweeps_kernel", 512, 2, 12.0 / 2));
+  cases.push_back(launch_once<S3, relax::BlockAsync<2, relax::Tile<32, 8, 4>>>(
+      "blockasync3d2_tile32x8x4_N512", "tiled_sweeps_kernel", 512, 2, 12.0 / 2));
+  // The launch picks its schedule's kernel at 512³: segments, stream-K, heads and tails, steals.
   cases.push_back(launch_once<S3, relax::TemporalBlock<4, relax::ColumnStream>>(
-      "temporal3d4_stream_N512", "plane_stream_kernel", 512, 4, 12.0 / 4));
+      "temporal3d4_stream_N512", "plane_stream_(s_|h_|k_)?kernel", 512, 4, 12.0 / 4));
   // The 2D streamed device loop, one launch of 16 sweeps with a check every 8: two passes of
   // depth 8 (12 / 8 B per point and sweep each) and two residual folds (u and b: 8 B).
   {
@@ -97,8 +100,10 @@ int main(int argc, char** argv) {
     cases.push_back({"device_loop_stream8_N16384", "persistent_stream_kernel", static_cast<double>(e.points()), 16,
                      (2 * 12.0 + 2 * 8.0) / 16});
   }
-  // One CG iteration of each kernel of Unfused, float64, on 4096² unknowns (the operator reads p
-  // and writes A p: 16 B per unknown; the other kernels are BLAS-1 updates and dot products).
+  // Each kernel of Unfused CG, float64, on 4096² unknowns, in launch order: the start (r = p =
+  // b − A x; then r·r), and one iteration (q = A p, p·q, x += α p, r −= α q, r·r, p = r + β p).
+  // The model counts each vector read or written once, 8 B (A p: p read, q written; a dot of r
+  // with itself reads r once).
   {
     const std::int64_t n = 4096;
     relax::CgOptions o;
@@ -106,7 +111,15 @@ int main(int argc, char** argv) {
     relax::CG<relax::Poisson5Operator<double>, relax::Unfused> cg(relax::Poisson5Operator<double>(n), o);
     std::vector<double> b(static_cast<std::size_t>(n * n), 1.0), x(b.size(), 0.0);
     (void)cg.solve(b, x);
-    cases.push_back({"cg_poisson5_f64_N4096", "stencil_apply_kernel", double(n) * n, 1, 16});
+    const double unknowns = double(n) * n;
+    cases.push_back({"cg_start_f64_N4096", "cg_start", unknowns, 1, 32});
+    cases.push_back({"cg_dot_rr0_f64_N4096", "dot_kernel", unknowns, 1, 8});
+    cases.push_back({"cg_poisson5_f64_N4096", "stencil_apply_kernel", unknowns, 1, 16});
+    cases.push_back({"cg_dot_pq_f64_N4096", "dot_kernel", unknowns, 1, 16});
+    cases.push_back({"cg_axpy_x_f64_N4096", "cg_axpy", unknowns, 1, 24});
+    cases.push_back({"cg_axpy_r_f64_N4096", "cg_axpy", unknowns, 1, 24});
+    cases.push_back({"cg_dot_rr_f64_N4096", "dot_kernel", unknowns, 1, 8});
+    cases.push_back({"cg_xpay_f64_N4096", "cg_xpay", unknowns, 1, 24});
   }
   std::ofstream out(argv[1]);
   out << "[\n";

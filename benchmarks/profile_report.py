@@ -59,8 +59,9 @@ def main(argv):
            "(`relax_profile_kernels` under `ncu --clock-control none --metrics "
            "dram__bytes_read.sum,dram__bytes_write.sum`), at sizes beyond the H200's 60 MiB L2. "
            "The model counts u read, b read and u' written once per launch (12 B per point in "
-           "float32), divided by the sweeps the launch performs; the CG row counts p read and A p "
-           "written (16 B per unknown in float64).", "",
+           "float32), divided by the sweeps the launch performs; the CG rows count each vector a "
+           "kernel reads or writes once, 8 B per unknown in float64 (A p: p read and A p written, "
+           "16 B; a dot of r with itself reads r once).", "",
            "| case | kernel | read (MB) | written (MB) | B per point and sweep | model | measured / model |",
            "|---|---|---|---|---|---|---|"]
     summary_path = Path(a.summary)

@@ -21,7 +21,10 @@
 #include <relax/stencil/stencil7.hpp>
 #include <relax/strategy/column_stream.cuh>
 
+#include <exception>
 #include <limits>
+#include <string>
+#include <thread>
 #include <vector>
 
 using relax::DeviceGrid;
@@ -226,6 +229,54 @@ TEST_CASE("the 3D stream's claim words: one buffer a stream, none while capturin
   CHECK(captured == nullptr);
 }
 
+// A stream's first launch with steals allocates its words. Another stream may be being captured
+// in global mode at that moment, by this thread or by another; the words take no part in that
+// capture, so making them must leave it whole (its graph instantiates and runs).
+TEST_CASE("the 3D stream's claim words: made during another stream's capture, they leave it whole",
+          "[engine][3d][steals]") {
+  int device = 0;
+  RELAX_CUDA_CHECK(cudaGetDevice(&device));
+  relax::DeviceBuffer<float> target(64);
+  for (const bool other_thread : {false, true}) {
+    INFO((other_thread ? "made by another thread" : "made by the capturing thread"));
+    relax::Stream captured, fresh;
+    RELAX_CUDA_CHECK(cudaStreamBeginCapture(captured, cudaStreamCaptureModeGlobal));
+    const cudaError_t memset = cudaMemsetAsync(target.data(), 0, target.bytes(), captured);
+    unsigned long long* words = nullptr;
+    std::string failure;
+    const auto make = [&] {
+      try {
+        if (other_thread) RELAX_CUDA_CHECK(cudaSetDevice(device));
+        words = relax::detail::plane_claim_words(fresh);
+      } catch (const std::exception& error) {
+        failure = error.what();
+      }
+    };
+    if (other_thread) {
+      std::thread(make).join();
+    } else {
+      make();
+    }
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(captured, &graph);
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t instantiated = graph != nullptr ? cudaGraphInstantiate(&exec, graph, 0) : ended;
+    const cudaError_t launched = exec != nullptr ? cudaGraphLaunch(exec, captured) : instantiated;
+    RELAX_CUDA_CHECK(cudaStreamSynchronize(captured));
+    RELAX_CUDA_CHECK(cudaStreamSynchronize(fresh));
+    if (exec != nullptr) RELAX_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    if (graph != nullptr) RELAX_CUDA_CHECK(cudaGraphDestroy(graph));
+    (void)cudaGetLastError();  // a failure above must not reach a later launch check
+    INFO(failure);
+    CHECK(failure.empty());
+    CHECK(words != nullptr);
+    CHECK(memset == cudaSuccess);
+    CHECK(ended == cudaSuccess);
+    CHECK(instantiated == cudaSuccess);
+    CHECK(launched == cudaSuccess);
+  }
+}
+
 // Few enough launches for the sanitizers: a box of more blocks than tiles whose pieces are long
 // enough to steal from, one tile, and more tiles than blocks.
 TEST_CASE("the 3D stream's steals under the sanitizers", "[engine][tiled][3d][steals][sanitize]") {
@@ -250,6 +301,12 @@ TEST_CASE("a stencil with a coefficient field read by global index runs under ev
   check_sweeps<relax::Auto>(host, device, e, {6});  // in L2: Auto's tree picks an exact strategy
   check_sweeps<relax::DeviceLoop<relax::TemporalBlock<4, relax::OnChip>>>(host, device, e, {9});
   check_sweeps<relax::DeviceLoop<relax::TemporalBlock<4, relax::InRegisters>>>(host, device, e, {9});
+  check_sweeps<relax::DeviceLoop<relax::Sync>>(host, device, e, {5});
+  check_sweeps<relax::DeviceLoop<relax::TemporalBlock<8, relax::ColumnStream>>>(host, device, e, {17});
+  check_sweeps<relax::DeviceLoop<relax::BlockAsync<4>>>(host, device, e, {9}, ref::TiledSchedule{32, 8, 4, false});
+  // Adaptive runs the family and depth of each batch (a controller's choice): exact ones here.
+  check_sweeps<relax::Adaptive>(host, device, e, {5, 1, relax::Family::sync});
+  check_sweeps<relax::Adaptive>(host, device, e, {9, 4, relax::Family::temporal});
 }
 
 TEST_CASE("a 3D stencil with a coefficient field read by global index runs under every strategy",
@@ -267,6 +324,12 @@ TEST_CASE("a 3D stencil with a coefficient field read by global index runs under
                                                             ref::TiledSchedule{32, 8, 4, false, 4});
   check_sweeps<relax::Auto>(host, device, e, {6});
   check_sweeps<relax::DeviceLoop<relax::TemporalBlock<3, relax::OnChip>>>(host, device, e, {11});
+  check_sweeps<relax::DeviceLoop<relax::Sync>>(host, device, e, {5});
+  check_sweeps<relax::DeviceLoop<relax::TemporalBlock<4, relax::ColumnStream>>>(host, device, e, {9});
+  check_sweeps<relax::DeviceLoop<relax::BlockAsync<4, relax::Tile<32, 8, 4>>>>(host, device, e, {9},
+                                                                             ref::TiledSchedule{32, 8, 4, false, 4});
+  check_sweeps<relax::Adaptive>(host, device, e, {5, 1, relax::Family::sync});
+  check_sweeps<relax::Adaptive>(host, device, e, {9, 4, relax::Family::temporal});
 }
 
 TEST_CASE("the 3D stream is exact at every depth, on boxes with partial tiles on every axis",

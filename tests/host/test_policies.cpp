@@ -60,6 +60,11 @@ TEST_CASE("strategy and controller traits", "[policy]") {
   STATIC_REQUIRE_FALSE(relax::is_exact_strategy_v<relax::BlockAsync<4>>);
   STATIC_REQUIRE_FALSE(relax::is_exact_strategy_v<relax::Auto>);
   STATIC_REQUIRE(relax::is_strategy_v<relax::Auto>);
+  // What the solver asks of a strategy instead of its name: Auto picks a device loop per grid.
+  STATIC_REQUIRE(relax::picks_device_loop_v<relax::Auto>);
+  STATIC_REQUIRE_FALSE(relax::picks_device_loop_v<relax::Sync>);
+  STATIC_REQUIRE_FALSE(relax::picks_device_loop_v<relax::Adaptive>);
+  STATIC_REQUIRE_FALSE(relax::picks_device_loop_v<relax::TemporalBlock<4>>);
   // The deepest run-time D of each strategy, which a controller that chooses D never passes.
   STATIC_REQUIRE(relax::max_depth_v<relax::TemporalBlock<relax::dynamic, relax::ColumnStream>> == 8);
   STATIC_REQUIRE(relax::max_depth_v<relax::TemporalBlock<relax::dynamic, relax::Tile<32, 16>>> == 16);

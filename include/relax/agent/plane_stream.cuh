@@ -36,9 +36,9 @@
 #include <relax/agent/column_stream.cuh>
 #include <relax/agent/plane_claims.hpp>
 #include <relax/agent/plane_tiling.hpp>
+#include <relax/agent/tuning.hpp>
 #include <relax/domain/shape.hpp>
 #include <relax/stencil/traits.hpp>
-#include <relax/strategy/tuning.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -55,6 +55,24 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
+namespace detail {
+
+// While it lives, the calling thread may make capture-unsafe calls (`cudaMalloc`) though a stream
+// is being captured in global mode, by this thread or another, and those calls do not invalidate
+// that capture. Only for memory that no captured work depends on.
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() { RELAX_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode_)); }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+  ~RelaxedCaptureMode() { clear_cuda_status(cudaThreadExchangeStreamCaptureMode(&mode_)); }
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;  // then the thread's own, restored
+};
+
+}  // namespace detail
+
 //! Milliseconds between two recorded events that have completed.
 inline double elapsed_ms(const Event& start, const Event& stop) {
   float ms = 0.0f;

@@ -6,7 +6,7 @@
 
 #include <relax/config.hpp>
 #include <relax/domain/grid.hpp>
-#include <relax/stencil/traits.hpp>
+#include <relax/domain/neighbours.hpp>
 
 #include <cstdint>
 

@@ -7,7 +7,7 @@
 
 #include <relax/config.hpp>
 #include <relax/domain/shape.hpp>
-#include <relax/stencil/traits.hpp>
+#include <relax/domain/neighbours.hpp>
 
 #include <algorithm>
 #include <cstddef>

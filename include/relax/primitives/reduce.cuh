@@ -18,8 +18,11 @@ namespace relax::detail {
 
 //! Threads per block of the reductions.
 inline constexpr int dot_block = 256;
-//! Blocks of a dot product: 4 per SM of a 132-SM H200, enough to reach memory bandwidth; the
-//! count must be fixed for the result to be deterministic.
+//! Blocks of a dot product. Fixed, not taken from the device: the blocks' partials are summed in
+//! block order, so the count decides the bits of every dot product, and a fixed count gives the
+//! same bits on every GPU. 528 (4 per SM of the H200's 132) was enough to reach memory bandwidth
+//! there. The persistent kernels size their grids from the occupancy API and the device's SM
+//! count instead.
 inline constexpr int dot_blocks = 528;
 
 //! Sums the blocks' partials in block order once all blocks have written theirs, and hands the

@@ -3,7 +3,8 @@
 //! The implicit diffusion problem of the block-asynchronous Jacobi study, in 2D and 3D.
 //!
 //! ∂u/∂t = α∇²u + f on the unit square (cube), nx × ny (× nz) interior points, Dirichlet
-//! boundary: the top edge (row 0; in 3D the top face, plane 0, z = 1) held at `top_value`, the
+//! boundary: the top edge (row 0; in 3D the top face, the cube's face z = 1, which is plane 0 of
+//! the storage, whose plane index grows downward: see domain/grid.hpp) held at `top_value`, the
 //! other edges (faces) at 0. Each backward-Euler step solves
 //!
 //!     (1 + 2dr) uⁿ⁺¹ − r Σ_neighbours uⁿ⁺¹ = uⁿ + Δt f,   r = α Δt / h²,  d = 2 or 3,

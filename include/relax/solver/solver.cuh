@@ -103,7 +103,7 @@ class Solver {
   using value_type = typename Stencil::value_type;
   //! Whether `solve_steps` can run several implicit steps in one launch: the on-chip device
   //! loop, and `Auto` (where it runs the on-chip loop: `steps_fused()`).
-  static constexpr bool fuses_steps = detail::fuses_steps<Sweeper<Strategy>>::value || std::is_same_v<Strategy, Auto>;
+  static constexpr bool fuses_steps = detail::fuses_steps<Sweeper<Strategy>>::value || picks_device_loop_v<Strategy>;
   //! Whether the solver may offer its controller a device loop for a solve (on chip, or streamed:
   //! `adaptive_device_loop`): `Adaptive` with a controller that can choose it (`Feedback`), for 2D
   //! stencils.
@@ -137,12 +137,12 @@ class Solver {
       loop_ = std::make_unique<DeviceLoopWorkspace<value_type>>(history_per_solve());
       Sweeper<Strategy>::template preload<Stencil, value_type>();
     }
-    if constexpr (std::is_same_v<Strategy, Auto> || offers_device_loop) {
+    if constexpr (picks_device_loop_v<Strategy> || offers_device_loop) {
       // Auto runs every solve as the device loop it picks for this grid (on chip, or streamed
       // where its tree says so: auto_device_loop); Adaptive with a controller that can send a
       // solve to a device loop is offered one (adaptive_device_loop).
       if constexpr (Stencil::rank == 2) {
-        if constexpr (std::is_same_v<Strategy, Auto>)
+        if constexpr (picks_device_loop_v<Strategy>)
           device_loop_ = auto_device_loop<Stencil, value_type>(stencil_, extents);
         else if (detail::takes_device_loop(controller_))  // else no workspace and no kernels loaded
           device_loop_ = adaptive_device_loop<Stencil, value_type>(extents);
@@ -174,7 +174,7 @@ class Solver {
   //! OnChip>>` or `DeviceLoop<TemporalBlock<D, InRegisters>>`, or `Auto` where it chose the
   //! on-chip loop for this grid (`auto_runs_on_chip`).
   bool runs_on_chip() const {
-    if constexpr (std::is_same_v<Strategy, Auto>) return device_loop_ == AutoLoop::on_chip;
+    if constexpr (picks_device_loop_v<Strategy>) return device_loop_ == AutoLoop::on_chip;
     else return detail::fuses_steps<Sweeper<Strategy>>::value;
   }
   //! The device loop `Auto` runs every solve as on this grid (`auto_device_loop`), or the one
@@ -191,7 +191,7 @@ class Solver {
   //! it runs a device loop, `Adaptive` where its controller sent the solve to the one offered.
   bool last_solve_in_device_loop() const {
     if constexpr (offers_device_loop) return last_in_loop_;
-    else if constexpr (std::is_same_v<Strategy, Auto>) return device_loop_ != AutoLoop::none;
+    else if constexpr (picks_device_loop_v<Strategy>) return device_loop_ != AutoLoop::none;
     else return runs_on_device_v<Strategy>;
   }
   //! Whether the solver offers its controller the on-chip device loop (`Adaptive` with a
@@ -199,7 +199,7 @@ class Solver {
   bool offers_on_chip() const { return offers_loop() && device_loop_ == AutoLoop::on_chip; }
   //! Whether `solve_steps` runs its steps in one launch on this grid and device.
   bool steps_fused() const {
-    if constexpr (std::is_same_v<Strategy, Auto>) return device_loop_ == AutoLoop::on_chip;
+    if constexpr (picks_device_loop_v<Strategy>) return device_loop_ == AutoLoop::on_chip;
     else return fuses_steps;
   }
 
@@ -217,7 +217,7 @@ class Solver {
     if constexpr (runs_on_device_v<Strategy>) {
       return device_solve<Strategy>(u, b, stream);
     } else {
-      if constexpr (std::is_same_v<Strategy, Auto>)
+      if constexpr (picks_device_loop_v<Strategy>)
         if (device_loop_ != AutoLoop::none) return loop_solve(u, b, stream);
       if constexpr (offers_device_loop)
         if (offers_loop()) return adaptive_solve(u, b, stream);
@@ -241,7 +241,7 @@ class Solver {
                   "InRegisters>>, and Auto where it runs them, do); call "
                   "solve once per step");
     if constexpr (fuses_steps) {
-      using Loop = std::conditional_t<std::is_same_v<Strategy, Auto>, AutoOnChip, Strategy>;
+      using Loop = std::conditional_t<picks_device_loop_v<Strategy>, AutoOnChip, Strategy>;
       if (!steps_fused())
         throw invalid_argument("strategy", "Auto (on a grid that does not fit on chip here)",
                                "a solver whose steps_fused() is true; call solve once per step");

@@ -1,7 +1,7 @@
 #pragma once
 //! \file
-//! The stencil concept: what a stencil policy provides to work with every strategy, in 2D and 3D,
-//! and `Neighbours`, the view of a point's neighbourhood a stencil reads.
+//! The stencil concept: what a stencil policy provides to work with every strategy, in 2D and 3D;
+//! it brings `Neighbours` (domain/neighbours.hpp), the view of a point's neighbourhood a stencil reads.
 //!
 //! A stencil is a copyable type with
 //! - `value_type` (float or double), `static constexpr int rank` (2 or 3) and
@@ -19,33 +19,13 @@
 
 #include <relax/config.hpp>
 #include <relax/domain/grid.hpp>
+#include <relax/domain/neighbours.hpp>
 
 #include <cmath>
 #include <type_traits>
 #include <utility>
 
 namespace relax {
-
-template <class T, int Rank>
-struct Neighbours;
-
-//! A point and its four neighbours in 2D; `u(dx, dy)` for |dx| + |dy| ≤ 1.
-template <class T>
-struct Neighbours<T, 2> {
-  T c, n, s, e, w;  //!< centre, north (dy = −1), south, east (dx = +1), west
-  RELAX_HOST_DEVICE T operator()(int dx, int dy) const {
-    return dy < 0 ? n : dy > 0 ? s : dx > 0 ? e : dx < 0 ? w : c;
-  }
-};
-
-//! A point and its six neighbours in 3D; `u(dx, dy, dz)` for |dx| + |dy| + |dz| ≤ 1.
-template <class T>
-struct Neighbours<T, 3> {
-  T c, n, s, e, w, up, down;  //!< up: dz = −1 (towards plane 0), down: dz = +1
-  RELAX_HOST_DEVICE T operator()(int dx, int dy, int dz) const {
-    return dz < 0 ? up : dz > 0 ? down : dy < 0 ? n : dy > 0 ? s : dx > 0 ? e : dx < 0 ? w : c;
-  }
-};
 
 namespace detail {
 template <class S, class = void>

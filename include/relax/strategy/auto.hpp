@@ -37,7 +37,8 @@ namespace relax {
 //! Picks the strategy and D from (working set / L2, r), the same for every batch of a solver;
 //! see the file comment.
 struct Auto {
-  static constexpr bool exact = false;  //!< the choice may be BlockAsync
+  static constexpr bool exact = false;              //!< the choice may be BlockAsync
+  static constexpr bool picks_device_loop = true;  //!< per grid (`picks_device_loop_v`, `auto_device_loop`)
 };
 
 template <>

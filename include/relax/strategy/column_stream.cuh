@@ -15,6 +15,7 @@
 #include <relax/core/cuda_check.hpp>
 #include <relax/core/device.hpp>
 #include <relax/core/launch.hpp>
+#include <relax/core/stream.hpp>
 #include <relax/domain/device_grid.hpp>
 #include <relax/stencil/traits.hpp>
 #include <relax/strategy/plane_schedule.hpp>
@@ -307,7 +308,8 @@ inline unsigned long long current_context_id() {
 // over. So a launch of a destroyed stream still running cannot share them with a new stream's,
 // and after a device reset (a new primary context, the old words freed with the old one) a
 // stream gets new words. nullptr while `stream` is being captured into a graph, whose replays
-// could run side by side: such a launch runs without steals.
+// could run side by side: such a launch runs without steals. Made while another stream is being
+// captured, they leave that capture whole.
 inline unsigned long long* plane_claim_words(cudaStream_t stream) {
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   RELAX_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
@@ -321,7 +323,12 @@ inline unsigned long long* plane_claim_words(cudaStream_t stream) {
   unsigned long long*& words = made[{context, id}];
   if (words == nullptr) {
     constexpr std::size_t bytes = sizeof(unsigned long long) * PlaneHeadsTable::capacity;
-    RELAX_CUDA_CHECK(cudaMalloc(&words, bytes));
+    {
+      // Another stream, of this thread or another, may be being captured in global mode: the
+      // words are no part of that capture, so their allocation must not break it.
+      const RelaxedCaptureMode relaxed;
+      RELAX_CUDA_CHECK(cudaMalloc(&words, bytes));
+    }
     RELAX_CUDA_CHECK(cudaMemsetAsync(words, 0, bytes, stream));
   }
   return words;

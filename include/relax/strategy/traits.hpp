@@ -112,6 +112,18 @@ struct runs_on_device<S, std::void_t<decltype(S::device_loop)>> : std::bool_cons
 template <class S>
 inline constexpr bool runs_on_device_v = detail::runs_on_device<S>::value;
 
+namespace detail {
+template <class S, class = void>
+struct picks_device_loop : std::false_type {};
+template <class S>
+struct picks_device_loop<S, std::void_t<decltype(S::picks_device_loop)>> : std::bool_constant<S::picks_device_loop> {};
+}  // namespace detail
+
+//! True when the strategy picks, for each grid, a device loop to run every solve as, or none
+//! (`relax::Auto`: `auto_device_loop`, with `AutoOnChip` as its on-chip loop).
+template <class S>
+inline constexpr bool picks_device_loop_v = detail::picks_device_loop<S>::value;
+
 //! Launches sweeps for a strategy. The primary template exists only to say what went wrong.
 template <class Strategy>
 struct Sweeper {
