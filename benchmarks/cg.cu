@@ -22,7 +22,7 @@
 // bytes_per_iter (the minimum traffic of the iteration) and gbs (bytes_per_iter over ms_per_iter).
 #include "bench_support.hpp"
 
-#include <relax/reference/cg.hpp>
+#include <relax/cpu/cg.hpp>
 #include <relax/solver/cg.cuh>
 #include <relax/sparse/device_csr.cuh>
 #include <relax/sparse/matrix_market.hpp>

@@ -4,7 +4,7 @@
 // of it spent in convergence checks.
 #include "bench_support.hpp"
 
-#include <relax/reference/jacobi.hpp>
+#include <relax/cpu/jacobi.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>

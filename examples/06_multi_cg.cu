@@ -7,8 +7,8 @@
 //
 //   relax_example_06_multi_cg [n] [devices]     (default 200 and 0,0: two parts on GPU 0)
 
+#include <relax/cpu/split_cg.hpp>
 #include <relax/multi/cg.cuh>
-#include <relax/reference/split_cg.hpp>
 #include <relax/relax.hpp>
 
 #include <cmath>

@@ -13,12 +13,13 @@ set(uses_control core)
 set(uses_agent domain stencil core)
 set(uses_problem domain stencil core)
 set(uses_strategy agent control domain stencil primitives core)
-# The reference's solvers (solve, run, CG) use the stop criteria and reports of control/, the
-# problems of problem/ and the matrices of sparse/; its sweeps and norms use stencil, domain and
-# core only (docs/design.md says why they share the folder).
-set(uses_reference stencil domain problem control sparse core)
+set(uses_reference stencil domain core)
+# The reference backend's solvers (solve, run, CG, the split runs) drive the reference's sweeps
+# with the stop criteria and reports of control/, on the problems of problem/ and the matrices of
+# sparse/.
+set(uses_cpu reference stencil domain problem control sparse core)
 set(uses_solver agent strategy control domain stencil primitives problem sparse core)
-set(uses_multi solver strategy agent reference control domain stencil primitives problem sparse core)
+set(uses_multi solver strategy agent cpu reference control domain stencil primitives problem sparse core)
 
 file(GLOB layers RELATIVE "${INCLUDE_DIR}/relax" "${INCLUDE_DIR}/relax/*")
 set(broken "")

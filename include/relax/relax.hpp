@@ -4,21 +4,22 @@
 //! compile with any C++17 compiler; the GPU parts are included when compiling as CUDA.
 
 #include <relax/config.hpp>
+#include <relax/control/cg_report.hpp>
+#include <relax/control/controller.hpp>
 #include <relax/control/feedback.hpp>
 #include <relax/control/fixed.hpp>
 #include <relax/control/ladder.hpp>
+#include <relax/control/report.hpp>
 #include <relax/control/stop.hpp>
 #include <relax/core/arith.hpp>
-#include <relax/control/cg_report.hpp>
-#include <relax/control/controller.hpp>
 #include <relax/core/error.hpp>
 #include <relax/core/family.hpp>
-#include <relax/control/report.hpp>
+#include <relax/cpu/cg.hpp>
+#include <relax/cpu/diffusion.hpp>
+#include <relax/cpu/jacobi.hpp>
 #include <relax/domain/decomposition.hpp>
 #include <relax/domain/grid.hpp>
 #include <relax/problem/diffusion.hpp>
-#include <relax/reference/cg.hpp>
-#include <relax/reference/diffusion.hpp>
 #include <relax/reference/jacobi.hpp>
 #include <relax/reference/tiled.hpp>
 #include <relax/sparse/csr.hpp>
@@ -40,11 +41,11 @@
 #include <relax/core/device.hpp>
 #include <relax/core/stream.hpp>
 #include <relax/domain/device_grid.hpp>
+#include <relax/multi/host_copy.cuh>
+#include <relax/multi/peer_store.cuh>
 #include <relax/primitives/blas1.cuh>
 #include <relax/primitives/dot.cuh>
 #include <relax/primitives/grid_barrier.cuh>
-#include <relax/multi/host_copy.cuh>
-#include <relax/multi/peer_store.cuh>
 #include <relax/primitives/max_norm.cuh>
 #include <relax/solver/cg.cuh>
 #include <relax/solver/diffusion.cuh>

@@ -6,12 +6,12 @@
 #include "vectors.hpp"
 
 #include <relax/core/buffer.hpp>
-#include <relax/reference/cg.hpp>
+#include <relax/cpu/cg.hpp>
 #include <relax/solver/cg.cuh>
 #include <relax/sparse/device_csr.cuh>
 #include <relax/sparse/matrix_market.hpp>
-#include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/operator.cuh>
+#include <relax/stencil/stencil5.hpp>
 
 #include <cmath>
 #include <cstring>

@@ -9,7 +9,7 @@
 
 #include "real_matrices.hpp"
 
-#include <relax/reference/cg.hpp>
+#include <relax/cpu/cg.hpp>
 #include <relax/solver/cg.cuh>
 #include <relax/solver/operator_view.hpp>
 #include <relax/sparse/device_csr.cuh>

@@ -10,7 +10,7 @@
 #include "matrices.hpp"
 #include "vectors.hpp"
 
-#include <relax/reference/cg.hpp>
+#include <relax/cpu/cg.hpp>
 #include <relax/solver/cg.cuh>
 #include <relax/sparse/device_csr.cuh>
 #include <relax/sparse/matrix_market.hpp>

@@ -6,7 +6,7 @@
 #include "runs.hpp"
 
 #include <relax/control/feedback.hpp>
-#include <relax/reference/jacobi.hpp>
+#include <relax/cpu/jacobi.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>

@@ -12,7 +12,7 @@
 #include "runs.hpp"
 
 #include <relax/core/buffer.hpp>
-#include <relax/reference/jacobi.hpp>
+#include <relax/cpu/jacobi.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
 #include <relax/stencil/stencil5.hpp>

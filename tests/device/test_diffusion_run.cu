@@ -5,7 +5,7 @@
 #include "gpu_runs.hpp"
 #include "runs.hpp"
 
-#include <relax/reference/diffusion.hpp>
+#include <relax/cpu/diffusion.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>
 #include <relax/strategy/sync.cuh>

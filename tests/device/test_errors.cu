@@ -10,8 +10,8 @@
 #include <relax/core/buffer.hpp>
 #include <relax/core/device.hpp>
 #include <relax/core/stream.hpp>
-#include <relax/reference/cg.hpp>
-#include <relax/reference/diffusion.hpp>
+#include <relax/cpu/cg.hpp>
+#include <relax/cpu/diffusion.hpp>
 #include <relax/solver/cg.cuh>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>

@@ -15,9 +15,9 @@
 #include "runs.hpp"
 #include "split_runs.hpp"
 
+#include <relax/cpu/split.hpp>
 #include <relax/multi/host_copy.cuh>
 #include <relax/multi/peer_store.cuh>
-#include <relax/reference/split.hpp>
 #include <relax/reference/tiled.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>

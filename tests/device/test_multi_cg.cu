@@ -12,9 +12,9 @@
 #include "real_matrices.hpp"
 #include "split_cg.hpp"
 
+#include <relax/cpu/cg.hpp>
+#include <relax/cpu/split_cg.hpp>
 #include <relax/multi/cg.cuh>
-#include <relax/reference/cg.hpp>
-#include <relax/reference/split_cg.hpp>
 #include <relax/solver/cg.cuh>
 #include <relax/sparse/device_csr.cuh>
 #include <relax/stencil/operator.cuh>

@@ -4,10 +4,10 @@
 
 #include "grids.hpp"
 
-#include <relax/reference/jacobi.hpp>
+#include <relax/cpu/jacobi.hpp>
 #include <relax/solver/solver.cuh>
-#include <relax/strategy/residual.cuh>
 #include <relax/stencil/stencil5.hpp>
+#include <relax/strategy/residual.cuh>
 #include <relax/strategy/sync.cuh>
 
 #include <limits>

@@ -8,7 +8,7 @@
 
 #include <relax/control/feedback.hpp>
 #include <relax/control/ladder.hpp>
-#include <relax/reference/diffusion.hpp>
+#include <relax/cpu/diffusion.hpp>
 #include <relax/reference/tiled.hpp>
 #include <relax/solver/diffusion.cuh>
 #include <relax/solver/solver.cuh>

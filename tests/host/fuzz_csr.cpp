@@ -4,7 +4,7 @@
 // non-finite values) go straight to `Csr::validate`, `require_square_symmetric` and the
 // reference CG. Each must either pass or raise relax::invalid_argument, never crash, read out of
 // bounds or throw anything else; a valid symmetric matrix must pass. Bounded in time.
-#include <relax/reference/cg.hpp>
+#include <relax/cpu/cg.hpp>
 #include <relax/sparse/csr.hpp>
 
 #include <chrono>

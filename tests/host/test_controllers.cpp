@@ -6,7 +6,7 @@
 #include <relax/control/feedback.hpp>
 #include <relax/control/fixed.hpp>
 #include <relax/control/ladder.hpp>
-#include <relax/reference/diffusion.hpp>
+#include <relax/cpu/diffusion.hpp>
 #include <relax/reference/tiled.hpp>
 
 #include <cmath>

@@ -3,7 +3,7 @@
 // checking its matrix first.
 #include <catch2/catch.hpp>
 
-#include <relax/reference/cg.hpp>
+#include <relax/cpu/cg.hpp>
 #include <relax/sparse/csr.hpp>
 #include <relax/sparse/matrix_market.hpp>
 

@@ -9,10 +9,10 @@
 #include "../support/runs.hpp"
 #include "../support/variable.hpp"
 
+#include <relax/cpu/jacobi.hpp>
+#include <relax/cpu/split.hpp>
 #include <relax/domain/decomposition.hpp>
 #include <relax/domain/tile.hpp>
-#include <relax/reference/jacobi.hpp>
-#include <relax/reference/split.hpp>
 #include <relax/reference/tiled.hpp>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>

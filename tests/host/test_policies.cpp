@@ -8,7 +8,7 @@
 #include <relax/control/feedback.hpp>
 #include <relax/control/fixed.hpp>
 #include <relax/control/ladder.hpp>
-#include <relax/reference/jacobi.hpp>
+#include <relax/cpu/jacobi.hpp>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 #include <relax/stencil/traits.hpp>

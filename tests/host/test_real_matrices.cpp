@@ -6,7 +6,7 @@
 
 #include "../support/real_matrices.hpp"
 
-#include <relax/reference/cg.hpp>
+#include <relax/cpu/cg.hpp>
 
 #include <algorithm>
 #include <vector>

@@ -5,8 +5,8 @@
 #include "../support/grids.hpp"
 #include "../support/variable.hpp"
 
-#include <relax/reference/diffusion.hpp>
-#include <relax/reference/jacobi.hpp>
+#include <relax/cpu/diffusion.hpp>
+#include <relax/cpu/jacobi.hpp>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 

@@ -7,7 +7,7 @@
 #include "../support/matrices.hpp"
 #include "../support/vectors.hpp"
 
-#include <relax/reference/cg.hpp>
+#include <relax/cpu/cg.hpp>
 #include <relax/sparse/matrix_market.hpp>
 #include <relax/stencil/stencil5.hpp>
 

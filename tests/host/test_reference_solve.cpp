@@ -4,8 +4,8 @@
 
 #include "../support/runs.hpp"
 
-#include <relax/reference/diffusion.hpp>
-#include <relax/reference/jacobi.hpp>
+#include <relax/cpu/diffusion.hpp>
+#include <relax/cpu/jacobi.hpp>
 
 #include <algorithm>
 #include <cmath>

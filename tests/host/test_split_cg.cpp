@@ -8,8 +8,8 @@
 #include "../support/matrices.hpp"
 #include "../support/real_matrices.hpp"
 
-#include <relax/reference/cg.hpp>
-#include <relax/reference/split_cg.hpp>
+#include <relax/cpu/cg.hpp>
+#include <relax/cpu/split_cg.hpp>
 #include <relax/sparse/partition.hpp>
 
 #include <cstdlib>

@@ -8,10 +8,10 @@
 #include "../support/matrices.hpp"
 #include "../support/real_matrices.hpp"
 
+#include <relax/cpu/cg.hpp>
 #include <relax/multi/split_layout.hpp>
 #include <relax/sparse/distribute.hpp>
 #include <relax/sparse/matrix_market.hpp>
-#include <relax/reference/cg.hpp>
 #include <relax/sparse/partition.hpp>
 #include <relax/stencil/poisson.hpp>
 

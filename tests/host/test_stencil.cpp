@@ -2,8 +2,8 @@
 // difference-form residual against a float64 evaluation.
 #include <catch2/catch.hpp>
 
-#include <relax/reference/diffusion.hpp>
-#include <relax/reference/jacobi.hpp>
+#include <relax/cpu/diffusion.hpp>
+#include <relax/cpu/jacobi.hpp>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 

@@ -18,10 +18,10 @@
 
 #include <relax/agent/column_stream.cuh>
 #include <relax/agent/plane_stream.cuh>
-#include <relax/reference/jacobi.hpp>
-#include <relax/strategy/plane_schedule.hpp>
+#include <relax/cpu/jacobi.hpp>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
+#include <relax/strategy/plane_schedule.hpp>
 
 #include <algorithm>
 #include <cstdint>

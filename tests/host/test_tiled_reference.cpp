@@ -5,7 +5,7 @@
 #include "../support/grids.hpp"
 
 #include <relax/core/batches.hpp>
-#include <relax/reference/diffusion.hpp>
+#include <relax/cpu/diffusion.hpp>
 #include <relax/reference/tiled.hpp>
 #include <relax/stencil/stencil7.hpp>
 #include <relax/strategy/tiled.hpp>

@@ -4,7 +4,7 @@
 #include "driver_options.hpp"
 
 #include <relax/control/fixed.hpp>
-#include <relax/reference/jacobi.hpp>
+#include <relax/cpu/jacobi.hpp>
 #include <relax/stencil/stencil5.hpp>
 
 #include <cmath>

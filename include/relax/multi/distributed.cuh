@@ -15,13 +15,13 @@
 #include <relax/core/device_scope.hpp>
 #include <relax/core/error.hpp>
 #include <relax/core/stream.hpp>
+#include <relax/cpu/split.hpp>
 #include <relax/domain/decomposition.hpp>
 #include <relax/domain/device_grid.hpp>
 #include <relax/multi/comm.hpp>
 #include <relax/primitives/blas1.cuh>
 #include <relax/primitives/max_norm.cuh>
 #include <relax/problem/diffusion.hpp>
-#include <relax/reference/split.hpp>
 #include <relax/stencil/traits.hpp>
 #include <relax/strategy/residual.cuh>
 

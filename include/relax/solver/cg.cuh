@@ -407,7 +407,7 @@ class CG {
   }
 
   // Refuses b where ‖b‖₂ (`rhs_norm`) underflowed to 0 while b is not 0, as the reference does
-  // (`reference/cg.hpp`): nothing unless ‖b‖₂ is 0, then one max-|b| pass (the value the error
+  // (`cpu/cg.hpp`): nothing unless ‖b‖₂ is 0, then one max-|b| pass (the value the error
   // names).
   void require_rhs_norm_representable(double rhs_norm, const T* b, cudaStream_t stream) const {
     if (rhs_norm != 0.0) return;

@@ -14,7 +14,7 @@
 
 #include <relax/control/cg_report.hpp>
 #include <relax/core/error.hpp>
-#include <relax/reference/cg.hpp>
+#include <relax/cpu/cg.hpp>
 #include <relax/sparse/csr.hpp>
 #include <relax/sparse/partition.hpp>
 

@@ -3,8 +3,8 @@
 //! The reference backend's run of implicit diffusion steps (see `relax/problem/diffusion.hpp`):
 //! the oracle for the GPU run and the CPU baseline of the benchmarks.
 
+#include <relax/cpu/jacobi.hpp>
 #include <relax/problem/diffusion.hpp>
-#include <relax/reference/jacobi.hpp>
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 

@@ -13,9 +13,9 @@
 
 #include <relax/control/report.hpp>
 #include <relax/control/stop.hpp>
+#include <relax/cpu/jacobi.hpp>
 #include <relax/domain/decomposition.hpp>
 #include <relax/domain/grid.hpp>
-#include <relax/reference/jacobi.hpp>
 #include <relax/reference/tiled.hpp>
 
 #include <algorithm>

@@ -6,10 +6,10 @@
 //! operator `Poisson5` (any stencil's `StencilMatrix`). With OpenMP the dot products sum in another order than serially, so the
 //! two agree to rounding, not bit for bit.
 
-#include <relax/control/stop.hpp>
 #include <relax/control/cg_report.hpp>
+#include <relax/control/stop.hpp>
 #include <relax/core/error.hpp>
-#include <relax/reference/jacobi.hpp>
+#include <relax/cpu/jacobi.hpp>
 #include <relax/sparse/csr.hpp>
 #include <relax/stencil/operator.hpp>
 #include <relax/stencil/poisson.hpp>
@@ -61,7 +61,7 @@ double dot(const T* x, const T* y, std::int64_t n, int threads) {
 }
 
 //! The dot product of the single-domain solvers: `dot` over `threads` OpenMP threads. The split
-//! solver (`reference/split_cg.hpp`) passes its own, the parts' partials added in part order.
+//! solver (`cpu/split_cg.hpp`) passes its own, the parts' partials added in part order.
 struct ThreadedDot {
   int threads = 1;
   template <class T>
