@@ -14,6 +14,7 @@
 #include <relax/stencil/stencil5.hpp>
 #include <relax/stencil/stencil7.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -120,6 +121,32 @@ int main(int argc, char** argv) {
     cases.push_back({"cg_axpy_r_f64_N4096", "cg_axpy", unknowns, 1, 24});
     cases.push_back({"cg_dot_rr_f64_N4096", "dot_kernel", unknowns, 1, 8});
     cases.push_back({"cg_xpay_f64_N4096", "cg_xpay", unknowns, 1, 24});
+  }
+  // Fused and Pipelined, two iterations each, in launch order; the second is the steady one.
+  // Fused: the direction kernel reads r and p, writes p' and A p' (32 B), and from the second
+  // iteration also does the last one's x += α p (x read and written: 48 B); the update reads A p
+  // and r and writes r (24 B). Pipelined: the reduction reads r and w and writes A w (24 B); the
+  // update writes z, s, p, x, r and w from A w, w, r and x (80 B the first time) and the old z, s
+  // and p (104 B after).
+  {
+    const std::int64_t n = 4096;
+    relax::CgOptions o;
+    o.max_iterations = 2;
+    std::vector<double> b(static_cast<std::size_t>(n * n), 1.0), x(b.size(), 0.0);
+    const double unknowns = double(n) * n;
+    relax::CG<relax::Poisson5Operator<double>, relax::Fused> fused(relax::Poisson5Operator<double>(n), o);
+    (void)fused.solve(b, x);
+    cases.push_back({"cg_fused_direction_first_f64_N4096", "cg_fused_direction", unknowns, 1, 32});
+    cases.push_back({"cg_fused_update_first_f64_N4096", "cg_fused_update", unknowns, 1, 24});
+    cases.push_back({"cg_fused_direction_f64_N4096", "cg_fused_direction", unknowns, 1, 48});
+    cases.push_back({"cg_fused_update_f64_N4096", "cg_fused_update", unknowns, 1, 24});
+    std::fill(x.begin(), x.end(), 0.0);
+    relax::CG<relax::Poisson5Operator<double>, relax::Pipelined> pipelined(relax::Poisson5Operator<double>(n), o);
+    (void)pipelined.solve(b, x);
+    cases.push_back({"cg_pipelined_reduce_first_f64_N4096", "cg_pipelined_reduce", unknowns, 1, 24});
+    cases.push_back({"cg_pipelined_update_first_f64_N4096", "cg_pipelined_update", unknowns, 1, 80});
+    cases.push_back({"cg_pipelined_reduce_f64_N4096", "cg_pipelined_reduce", unknowns, 1, 24});
+    cases.push_back({"cg_pipelined_update_f64_N4096", "cg_pipelined_update", unknowns, 1, 104});
   }
   std::ofstream out(argv[1]);
   out << "[\n";
