@@ -237,6 +237,7 @@ TEST_CASE("the 3D stream's claim words: made during another stream's capture, th
   int device = 0;
   RELAX_CUDA_CHECK(cudaGetDevice(&device));
   relax::DeviceBuffer<float> target(64);
+  (void)relax::detail::current_context_id();  // its driver entry points are found once, here
   for (const bool other_thread : {false, true}) {
     INFO((other_thread ? "made by another thread" : "made by the capturing thread"));
     relax::Stream captured, fresh;
@@ -304,9 +305,11 @@ TEST_CASE("a stencil with a coefficient field read by global index runs under ev
   check_sweeps<relax::DeviceLoop<relax::Sync>>(host, device, e, {5});
   check_sweeps<relax::DeviceLoop<relax::TemporalBlock<8, relax::ColumnStream>>>(host, device, e, {17});
   check_sweeps<relax::DeviceLoop<relax::BlockAsync<4>>>(host, device, e, {9}, ref::TiledSchedule{32, 8, 4, false});
-  // Adaptive runs the family and depth of each batch (a controller's choice): exact ones here.
+  // Adaptive runs the family and depth of each batch (a controller's choice); its sync family is
+  // BlockAsync<1>, whose iterates are Sync's.
   check_sweeps<relax::Adaptive>(host, device, e, {5, 1, relax::Family::sync});
   check_sweeps<relax::Adaptive>(host, device, e, {9, 4, relax::Family::temporal});
+  check_sweeps<relax::Adaptive>(host, device, e, {9, 4, relax::Family::blockasync}, ref::TiledSchedule{32, 8, 4, false});
 }
 
 TEST_CASE("a 3D stencil with a coefficient field read by global index runs under every strategy",
@@ -330,6 +333,8 @@ TEST_CASE("a 3D stencil with a coefficient field read by global index runs under
                                                                              ref::TiledSchedule{32, 8, 4, false, 4});
   check_sweeps<relax::Adaptive>(host, device, e, {5, 1, relax::Family::sync});
   check_sweeps<relax::Adaptive>(host, device, e, {9, 4, relax::Family::temporal});
+  check_sweeps<relax::Adaptive>(host, device, e, {9, 4, relax::Family::blockasync},
+                                ref::TiledSchedule{32, 8, 4, false, 4});
 }
 
 TEST_CASE("the 3D stream is exact at every depth, on boxes with partial tiles on every axis",

@@ -120,7 +120,8 @@ struct picks_device_loop<S, std::void_t<decltype(S::picks_device_loop)>> : std::
 }  // namespace detail
 
 //! True when the strategy picks, for each grid, a device loop to run every solve as, or none
-//! (`relax::Auto`: `auto_device_loop`, with `AutoOnChip` as its on-chip loop).
+//! (`relax::Auto`). The solver then runs Auto's choice (`auto_device_loop`, `AutoLoop`, with
+//! `AutoOnChip` as the on-chip loop): only `Auto` declares it.
 template <class S>
 inline constexpr bool picks_device_loop_v = detail::picks_device_loop<S>::value;
 
